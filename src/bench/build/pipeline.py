@@ -1,0 +1,443 @@
+"""``req2test build``: stages II–V of SPEC §2 for a behave project → a dataset directory."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench import __version__
+from bench.build.analysis import TracedScenario, analyse_calls, hidden_functions
+from bench.build.closure import TestSide
+from bench.build.relations import RelationInput, compute_relations
+from bench.build.stats import table2
+from bench.frameworks.outcomes import classify_run
+from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
+from bench.gherkin_reader import FeatureFile, cross_check_with_behave, read_feature_file
+from bench.model import (
+    DatasetCard,
+    Exclusion,
+    GoldTest,
+    Instance,
+    ProjectRecord,
+    Requirement,
+    ValidationRecord,
+    ViewSpec,
+)
+from bench.production_index import ProductionIndex
+from bench.project import (
+    IGNORED_NAMES,
+    ProjectSource,
+    SourceError,
+    install_dependencies,
+    missing_dependencies,
+    resolve_source,
+)
+
+# Scenarios tagged like this need a browser or a live service (SPEC §2-II).
+LIVE_TAGS = frozenset({"browser", "selenium", "webdriver", "javascript", "js", "live", "network",
+                       "online", "external", "manual", "requires_network", "slow_network"})
+
+
+class BuildError(Exception):
+    """A user-facing build failure; the message is one line."""
+
+
+class Progress(Protocol):
+    def stage(self, name: str, total: int | None = None) -> None: ...
+    def advance(self, n: int = 1) -> None: ...
+
+
+class NullProgress:
+    def stage(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+
+@dataclass
+class BuildOptions:
+    runs: int = 3
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    timeout: float = 120.0
+    shared_threshold: float = 0.5
+    live_tags: frozenset[str] = LIVE_TAGS
+    install_deps: bool = False
+    force: bool = False
+    name: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass
+class Candidate:
+    instance_id: str
+    requirement: Requirement
+    traced: TracedScenario | None = None
+    isolation: list[bool] = field(default_factory=list)
+    positive: list[bool] = field(default_factory=list)
+    negative: list[bool] = field(default_factory=list)
+    negative_initialized: bool = True
+    closure_code: set[str] = field(default_factory=set)
+    data_files: set[str] = field(default_factory=set)
+    runtime: float = 0.0
+    failure: tuple[str, str] | None = None  # (reason, detail) of the isolation runs
+
+
+class StageTimer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
+def build_dataset(source_arg: str, out_dir: Path, options: BuildOptions | None = None,
+                  progress: Progress | None = None) -> DatasetCard:
+    options = options or BuildOptions()
+    progress = progress or NullProgress()
+    timer = StageTimer()
+    out_dir = Path(out_dir)
+    _check_output_dir(out_dir, options.force)
+    with timer("resolve"):
+        try:
+            source = resolve_source(source_arg, options.cache_dir)
+        except SourceError as exc:
+            raise BuildError(str(exc)) from exc
+        missing = missing_dependencies(source)
+        if missing and options.install_deps:
+            try:
+                install_dependencies(missing)
+            except SourceError as exc:
+                raise BuildError(str(exc)) from exc
+        elif missing:
+            raise BuildError(f"{source.name} needs {', '.join(missing)}: install them or pass --install-deps")
+    tmp = Path(tempfile.mkdtemp(prefix="req2test-build-"))
+    try:
+        return _build(source, out_dir, options, progress, timer, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_output_dir(out_dir: Path, force: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BuildError(f"{out_dir} exists and is not a directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        card = out_dir / "dataset.json"
+        if not force:
+            what = "another dataset" if card.is_file() else "other files"
+            raise BuildError(f"{out_dir} already holds {what}; choose a new directory or pass --force to replace it")
+        if not card.is_file():
+            raise BuildError(f"{out_dir} holds files that are not a dataset; refusing to replace them even with --force")
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, symlinks=True,
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc"))
+
+
+def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress: Progress,
+           timer: StageTimer, tmp: Path) -> DatasetCard:
+    project = options.name or source.name
+    with timer("prepare"):
+        roots = [tmp / f"slot{i}" for i in range(max(1, options.workers))]
+        for root in roots:
+            _copy_tree(source.root, root)
+        work = roots[0]
+        test_side = TestSide.scan(work, source.features_dir)
+        index = ProductionIndex(work, source.production)
+
+    exclusions: list[Exclusion] = []
+    candidates: list[Candidate] = []
+    warnings: list[str] = []
+    with timer("parse"):
+        feature_paths = sorted((work / source.features_dir).rglob("*.feature"))
+        features_total = len(feature_paths)
+        scenarios_total = 0
+        for path in feature_paths:
+            parsed: FeatureFile = read_feature_file(work, path)
+            if parsed.problem:
+                exclusions.append(Exclusion(id=f"{project}/{parsed.path}", reason=f"feature_{parsed.problem}",
+                                            detail=parsed.detail))
+                continue
+            warnings += cross_check_with_behave(work, parsed)
+            for req in parsed.requirements:
+                scenarios_total += 1
+                instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
+                tags = {t.lstrip("@").lower() for t in [*req.feature_tags, *req.scenario_tags]}
+                if not req.steps:
+                    exclusions.append(Exclusion(id=instance_id, reason="scenario_no_steps"))
+                elif tags & options.live_tags:
+                    exclusions.append(Exclusion(id=instance_id, reason="needs_browser_or_live_service",
+                                                detail="tagged " + ", ".join(sorted(tags & options.live_tags))))
+                else:
+                    candidates.append(Candidate(instance_id, req))
+    if not candidates:
+        raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
+
+    packages = sorted({Path(p).stem if p.endswith(".py") else Path(p).name for p in source.production})
+    spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path,
+                      production=source.production, import_packages=packages, preload=True)
+    try:
+        with WorkerPool(spec, roots) as pool:
+            init = pool.init_reply
+            if init.get("load_error"):
+                raise BuildError("the project's behave suite fails to initialize: "
+                                 + init["load_error"].strip().splitlines()[0])
+            broken = [p for p in packages if p in init.get("import_errors", {})]
+            if broken:
+                raise BuildError(f"the production package {broken[0]} does not import: "
+                                 f"{init['import_errors'][broken[0]]}")
+            import_time = {index.lookup(f, ln, q).key for f, ln, q in init.get("import_time", [])  # type: ignore[union-attr]
+                           if index.lookup(f, ln, q) is not None}
+            static = pool.call_one({"op": "static_bindings"}).get("scenarios", {})
+            shadowed = sum(1 for steps in static.values() for s in steps if len(s["matches"]) > 1)
+            with timer("isolation_runs"):
+                _isolation_runs(pool, candidates, options, progress)
+    except WorkerError as exc:
+        raise BuildError(f"the behave worker failed: {exc}") from exc
+
+    passing: list[Candidate] = []
+    for cand in candidates:
+        if cand.failure is not None:
+            exclusions.append(Exclusion(id=cand.instance_id, reason=cand.failure[0], detail=cand.failure[1]))
+        else:
+            passing.append(cand)
+
+    with timer("closure"):
+        for cand in passing:
+            assert cand.traced is not None
+            cand.closure_code = test_side.closure_code(cand.traced.step_files, cand.traced.test_files)
+            cand.data_files = {p for p in cand.traced.opened
+                               if not p.endswith((".py", ".pyc", ".feature")) and (work / p).is_file()}
+
+    with timer("validation_runs"):
+        try:
+            with WorkerPool(replace(spec, preload=False), roots) as pool:
+                _validation_runs(pool, passing, test_side, options, progress)
+        except WorkerError as exc:
+            raise BuildError(f"the behave worker failed during validation: {exc}") from exc
+
+    validated: list[Candidate] = []
+    for cand in passing:
+        if not all(cand.positive):
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed",
+                                        detail=f"closure alone passed {sum(cand.positive)}/{len(cand.positive)} runs"))
+        elif not cand.negative_initialized:
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized"))
+        elif any(cand.negative):
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_passed",
+                                        detail="the scenario passes without its test implementation"))
+        else:
+            validated.append(cand)
+
+    with timer("analysis"):
+        instances, gold = _analyse(project, source, validated, index, test_side, import_time, options)
+
+    with timer("write"):
+        card = _write(out_dir, project, source, instances, gold, exclusions, timer, options,
+                      features_total, scenarios_total, shadowed, warnings, work)
+    return card
+
+
+def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: BuildOptions,
+                    progress: Progress) -> None:
+    requests, owners = [], []
+    for cand in candidates:
+        for k in range(options.runs):
+            requests.append({"op": "run", "feature": cand.requirement.feature_file,
+                             "lines": cand.requirement.run_lines, "trace": k == 0,
+                             "timeout": options.timeout})
+            owners.append(cand)
+    progress.stage("scenarios in isolation", len(requests))
+    results = pool.map(requests, on_result=lambda i, r: progress.advance())
+    for request, cand, result in zip(requests, owners, results):
+        verdict = classify_run(result, len(cand.requirement.run_lines))
+        cand.isolation.append(verdict.passed)
+        cand.runtime += float(result.get("elapsed", 0.0))
+        if request["trace"]:
+            cand.traced = TracedScenario.from_result(result)
+        if not verdict.passed and cand.failure is None:
+            cand.failure = (verdict.reason or "failed", verdict.detail)
+    for cand in candidates:
+        if cand.failure is not None and any(cand.isolation):
+            reason, detail = cand.failure
+            cand.failure = ("unstable", f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
+                                        f"first failure: {reason} {detail}")
+        elif cand.failure is None and cand.traced is not None and cand.traced.unbound_steps:
+            cand.failure = ("step_unbound", cand.traced.unbound_steps[0])
+
+
+def _workspace_key(keep: set[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(keep)).encode()).hexdigest()[:16]
+
+
+def _validation_runs(pool: WorkerPool, passing: list[Candidate], test_side: TestSide,
+                     options: BuildOptions, progress: Progress) -> None:
+    infra = set(test_side.infrastructure_py)
+    negative = {"key": "negative-" + _workspace_key(infra), "keep_py": sorted(infra)}
+    requests, owners = [], []
+    for cand in passing:
+        keep = cand.closure_code | infra
+        positive = {"key": "positive-" + _workspace_key(keep), "keep_py": sorted(keep)}
+        for kind, workspace in (("positive", positive), ("negative", negative)):
+            for _ in range(options.runs):
+                requests.append({"op": "run", "feature": cand.requirement.feature_file,
+                                 "lines": cand.requirement.run_lines, "trace": False,
+                                 "timeout": options.timeout, "workspace": workspace, "kind": kind})
+                owners.append(cand)
+    progress.stage("positive/negative validation", len(requests))
+    results = pool.map(requests, on_result=lambda i, r: progress.advance())
+    for request, cand, result in zip(requests, owners, results):
+        verdict = classify_run(result, len(cand.requirement.run_lines))
+        if request["kind"] == "positive":
+            cand.positive.append(verdict.passed)
+        else:
+            cand.negative.append(verdict.passed)
+            if result.get("exit") != "ok" or result.get("load_error"):
+                cand.negative_initialized = False
+
+
+def _analyse(project: str, source: ProjectSource, validated: list[Candidate], index: ProductionIndex,
+             test_side: TestSide, import_time: set[str],
+             options: BuildOptions) -> tuple[list[Instance], dict[str, GoldTest]]:
+    calls = {}
+    executed_keys: dict[str, set[str]] = {}
+    for cand in validated:
+        assert cand.traced is not None
+        calls[cand.instance_id] = analyse_calls(cand.traced, index, source.python_path)
+        executed_keys[cand.instance_id] = {info.key for key in cand.traced.executed_when_then
+                                           if (info := index.lookup(*key)) is not None}
+    # Shared infrastructure: code that the When/Then steps of most instances execute.
+    frequency = Counter(k for keys in executed_keys.values() for k in keys)
+    limit = options.shared_threshold * max(1, len(validated))
+    shared = {k for k, n in frequency.items() if n > limit}
+
+    relations = compute_relations([
+        RelationInput(id=c.instance_id, given_when=frozenset(c.traced.given_when_definitions()),  # type: ignore[union-attr]
+                      when=frozenset(c.traced.when_definitions()),  # type: ignore[union-attr]
+                      all_definitions=c.traced.definition_keys())  # type: ignore[union-attr]
+        for c in validated])
+
+    rule = (f"target interfaces + production code their When/Then steps execute, minus code executed by "
+            f"more than {options.shared_threshold:.0%} of instances' When/Then steps, minus bodies run at "
+            f"import time; when that is empty, the same over the Given steps")
+    instances: list[Instance] = []
+    gold: dict[str, GoldTest] = {}
+    for cand in validated:
+        traced = cand.traced
+        assert traced is not None
+        analysis = calls[cand.instance_id]
+        hidden = hidden_functions(analysis.target_functions, traced.executed_when_then, index, shared, import_time)
+        if not hidden:
+            hidden = hidden_functions([], traced.executed_other, index, shared, import_time)
+        instances.append(Instance(
+            id=cand.instance_id, project=project, requirement=cand.requirement,
+            target_interfaces=analysis.target_interfaces, test_level=analysis.test_level,
+            depends_on=relations.depends_on.get(cand.instance_id, []),
+            variant_of=relations.variant_of.get(cand.instance_id, []),
+            group=relations.group_of[cand.instance_id],
+            view=ViewSpec(target_hidden=[h.body_span() for h in hidden], hidden_rule=rule)))
+        gold[cand.instance_id] = GoldTest(
+            instance_id=cand.instance_id,
+            closure=test_side.describe(cand.closure_code, traced.step_files, cand.data_files),
+            step_definitions=traced.step_definitions,
+            bindings=traced.bindings,
+            api_calls=analysis.api_calls,
+            target_calls=analysis.target_calls,
+            executed_when_then=sorted(executed_keys[cand.instance_id]),
+            covered_lines=traced.coverage,
+            data_files=sorted(cand.data_files),
+            validation=ValidationRecord(isolation_runs=cand.isolation, positive_runs=cand.positive,
+                                        negative_runs=cand.negative,
+                                        negative_initialized=cand.negative_initialized),
+            test_level_evidence=analysis.level_evidence,
+            runtime_seconds=round(cand.runtime, 4))
+    instances.sort(key=lambda i: _id_order(i.id))
+    return instances, gold
+
+
+def _id_order(instance_id: str) -> tuple[str, int]:
+    path, _, line = instance_id.rpartition(":")
+    return path, int(line)
+
+
+def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
+           gold: dict[str, GoldTest], exclusions: list[Exclusion], timer: StageTimer,
+           options: BuildOptions, features_total: int, scenarios_total: int, shadowed: int,
+           warnings: list[str], work: Path) -> DatasetCard:
+    staging = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    snapshot_rel = f"projects/{project}"
+    _copy_tree(source.root, staging / snapshot_rel)
+    with open(staging / "instances.jsonl", "w", encoding="utf-8") as fh:
+        for inst in instances:
+            fh.write(inst.model_dump_json() + "\n")
+    (staging / "gold").mkdir()
+    with open(staging / "gold" / f"{project}.jsonl", "w", encoding="utf-8") as fh:
+        for inst in instances:
+            fh.write(gold[inst.id].model_dump_json() + "\n")
+    if warnings:
+        (staging / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
+    reasons = Counter(e.reason for e in exclusions)
+    levels = Counter(i.test_level.value for i in instances)
+    depends = sum(len(i.depends_on) for i in instances)
+    variants = sum(len(i.variant_of) for i in instances) // 2
+    record = ProjectRecord(
+        name=project, version=source.version, source=source.spec, source_sha256=source.sha256,
+        snapshot=snapshot_rel, features_dir=source.features_dir, python_path=source.python_path,
+        production=source.production, runner=f"behave {_behave_version()}",
+        instances=len(instances), features_total=features_total, scenarios_total=scenarios_total,
+        exclusions=dict(sorted(reasons.items())), test_levels=dict(sorted(levels.items())),
+        depends_on_pairs=depends, variant_of_pairs=variants,
+        groups=len({i.group for i in instances}),
+        empty_interface_instances=sum(1 for i in instances if not i.target_interfaces),
+        shadowed_step_matches=shadowed, statistics=table2(instances, gold))
+    files = {}
+    for path in sorted(staging.rglob("*")):
+        if path.is_file() and not path.relative_to(staging).as_posix().startswith("projects/"):
+            files[path.relative_to(staging).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    card = DatasetCard(
+        name=options.name or project, builder_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        projects=[record],
+        scored_instances=sorted({i.group for i in instances}, key=_id_order),
+        exclusions=exclusions,
+        hidden_rule={"shared_threshold": options.shared_threshold,
+                     "rule": instances[0].view.hidden_rule if instances else ""},
+        stage_seconds=dict(timer.seconds),
+        files=files)
+    (staging / "dataset.json").write_text(json.dumps(card.model_dump(mode="json"), indent=2) + "\n",
+                                          encoding="utf-8")
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    staging.rename(out_dir)
+    return card
+
+
+def _behave_version() -> str:
+    try:
+        from behave.version import VERSION
+        return str(VERSION)
+    except ImportError:
+        return "unknown"
+
+
+def load_card(dataset_dir: Path) -> dict[str, Any]:
+    return json.loads((Path(dataset_dir) / "dataset.json").read_text(encoding="utf-8"))

@@ -1,0 +1,639 @@
+"""A warm behave worker: one process per core that forks once per scenario run.
+
+Why this exists: a fresh ``behave`` process costs 0.6–1.0 s, >98 % of it start-up,
+while a python-docx scenario runs in ~5 ms. This worker imports behave and the
+production packages once (and, in *preloaded* mode, the project's hooks and step
+definitions too), then forks a child per run. The fork gives every run a clean
+copy of the warm state, so runs cannot contaminate each other, and a test that
+calls ``os._exit``, kills its process or loops forever only takes its own child
+down; the worker reports that as ``crashed``/``timeout`` from the outside.
+
+It speaks JSON lines on its original stdout (fd 1 is redirected to stderr so
+project prints cannot corrupt the protocol). It deliberately depends on the
+standard library, behave and (lazily) coverage only: it runs inside the
+project's environment, possibly inside a sandbox, never inside ours.
+
+Requests (one JSON object a line):
+  {"op": "init", "root": ..., "features_dir": ..., "python_path": [...],
+   "production_dirs": [...], "import_packages": [...], "preload": bool}
+  {"op": "static_bindings"}            (preloaded mode only)
+  {"op": "run", "feature": ..., "lines": [...], "trace": bool,
+   "timeout": s, "workspace": optional features dir (bare mode)}
+  {"op": "quit"}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+import select
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+# Names of production descriptor/trampoline methods: a production function called
+# by one of these, which itself was called from test code, is a direct call
+# (python-docx's lazyproperty.__get__ → the decorated getter).
+TRAMPOLINES = frozenset({"__get__", "__set__", "__call__", "__delete__"})
+
+_MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+
+def _abspath(root: str, filename: str) -> str:
+    if os.path.isabs(filename):
+        return os.path.normpath(filename)
+    return os.path.normpath(os.path.join(root, filename))
+
+
+class Worker:
+    def __init__(self, proto_out) -> None:
+        self.proto_out = proto_out
+        self.root = ""
+        self.features_dir = ""
+        self.production_dirs: list[str] = []
+        self.hook_files: list[str] = []
+        self.runner = None
+        self.preloaded = False
+        self.load_error: str | None = None
+
+    # ------------------------------------------------------------------ init
+    def init(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.root = os.path.abspath(req["root"])
+        self.features_dir = os.path.abspath(req["features_dir"])
+        self.production_dirs = [os.path.abspath(p) for p in req.get("production_dirs", [])]
+        os.chdir(self.root)
+        for entry in reversed(req.get("python_path", [])):
+            sys.path.insert(0, os.path.abspath(entry))
+        import behave  # noqa: F401  (warm import)
+        import behave.model  # noqa: F401
+        import behave.runner  # noqa: F401
+
+        import_time: set[tuple[str, int, str]] = set()
+        prod_prefixes = tuple(d.rstrip(os.sep) + os.sep for d in self.production_dirs)
+
+        def record_import_time(frame, event, arg):
+            # Bodies that run while the package imports must stay visible in any view,
+            # or the hidden package would not import at all.
+            if event == "call":
+                code = frame.f_code
+                path = _abspath(self.root, code.co_filename)
+                if path.startswith(prod_prefixes):
+                    import_time.add((_rel(self.root, path), code.co_firstlineno, code.co_qualname))
+
+        sys.setprofile(record_import_time)
+        try:
+            import_errors = self._import_production(req.get("import_packages", []))
+        finally:
+            sys.setprofile(None)
+        if req.get("preload"):
+            self.runner, self.load_error = self._make_runner(self.features_dir, load=True)
+            self.preloaded = True
+        try:
+            import coverage  # noqa: F401  (warm import for traced runs)
+        except ImportError:
+            pass
+        return {
+            "ok": True,
+            "behave_version": _behave_version(),
+            "python": sys.version.split()[0],
+            "import_errors": import_errors,
+            "import_time": sorted(list(k) for k in import_time),
+            "load_error": self.load_error,
+        }
+
+    def _import_production(self, packages: list[str]) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        for name in packages:
+            try:
+                pkg = __import__(name, fromlist=["__path__"])
+            except BaseException as exc:  # an import error is data, not a crash
+                errors[name] = f"{type(exc).__name__}: {exc}"
+                continue
+            for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), name + "."):
+                try:
+                    __import__(info.name)
+                except BaseException as exc:
+                    errors[info.name] = f"{type(exc).__name__}: {exc}"
+        return errors
+
+    def _make_runner(self, features_dir: str, load: bool):
+        from behave.configuration import Configuration
+        from behave.runner import Runner
+
+        config = Configuration(
+            command_args=[features_dir, "--no-summary", "--no-snippets", "-f", "plain", "-o", os.devnull],
+            load_config=False,
+        )
+        config.reporters = []
+        runner = Runner(config)
+        error = None
+        try:
+            runner.setup_paths()
+            # Our feature files hold the steps dir; behave must see it on sys.path for
+            # helpers that step modules import lazily at run time.
+            steps_dir = os.path.join(runner.base_dir, config.steps_dir)
+            if steps_dir not in sys.path:
+                sys.path.insert(0, steps_dir)
+            if load:
+                runner.load_hooks()
+                runner.load_step_definitions()
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=8)
+        runner.formatters = []
+        self.hook_files = [_abspath(self.root, os.path.join(runner.base_dir or features_dir,
+                                                           config.environment_file))]
+        return runner, error
+
+    # --------------------------------------------------------- static checks
+    def static_bindings(self) -> dict[str, Any]:
+        """Every step definition that matches each effective step, per scenario.
+
+        behave silently takes the first match; a step that several definitions
+        match does not bind *uniquely* (SPEC §2-II), so we list them all.
+        """
+        from behave.runner_util import collect_feature_locations, parse_features
+        from behave.step_registry import registry
+
+        if self.runner is None or self.load_error:
+            return {"error": self.load_error or "not preloaded"}
+        out: dict[str, Any] = {}
+        locations = collect_feature_locations([self.features_dir])
+        for feature in parse_features(locations):
+            rel = os.path.relpath(os.path.abspath(feature.filename), self.root)
+            for scenario in feature.walk_scenarios():
+                entries = []
+                for step in scenario.all_steps:
+                    matches = []
+                    candidates = list(registry.steps.get(step.step_type, []))
+                    candidates += list(registry.steps.get("step", []))
+                    for step_def in candidates:
+                        if step_def.match(step.name):
+                            matches.append(_step_def_ref(self.root, step_def.func, step_def.location))
+                    entries.append({"line": step.line, "type": step.step_type,
+                                    "name": step.name, "matches": matches})
+                out[f"{rel}:{scenario.line}"] = entries
+        return {"scenarios": out}
+
+    # ------------------------------------------------------------ workspaces
+    def materialize_workspace(self, spec: dict[str, Any]) -> str:
+        """A copy of the project whose features tree keeps only some Python files.
+
+        Production and everything outside the features tree are symlinked from this
+        worker's own root, so production stays identical; non-Python files of the
+        features tree (feature files, fixtures, data) are symlinked too; Python files
+        are kept only when listed. Each worker has its own root, so tests that write
+        scratch files never race with another worker.
+        """
+        ws_root = os.path.join(os.path.dirname(self.root), "ws-" + os.path.basename(self.root), spec["key"])
+        if os.path.isdir(ws_root):
+            return ws_root
+        keep = set(spec.get("keep_py", []))
+        features_rel = os.path.relpath(self.features_dir, self.root)
+        top = features_rel.split(os.sep)[0]
+        staging = f"{ws_root}.tmp{os.getpid()}"
+        os.makedirs(staging, exist_ok=True)
+        for name in os.listdir(self.root):
+            if name != top:
+                os.symlink(os.path.join(self.root, name), os.path.join(staging, name))
+        top_src = os.path.join(self.root, top)
+        for dirpath, dirnames, filenames in os.walk(top_src):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            rel_dir = os.path.relpath(dirpath, self.root)
+            os.makedirs(os.path.join(staging, rel_dir), exist_ok=True)
+            for filename in filenames:
+                rel = os.path.normpath(os.path.join(rel_dir, filename))
+                if filename.endswith((".pyc", ".pyo")):
+                    continue
+                if filename.endswith(".py") and rel not in keep:
+                    continue
+                os.symlink(os.path.join(self.root, rel), os.path.join(staging, rel))
+        # behave refuses to start without a steps directory (ConfigError)
+        os.makedirs(os.path.join(staging, features_rel, "steps"), exist_ok=True)
+        os.rename(staging, ws_root)
+        return ws_root
+
+    # ------------------------------------------------------------------- run
+    def run(self, req: dict[str, Any]) -> dict[str, Any]:
+        timeout = float(req.get("timeout", 60.0))
+        read_fd, write_fd = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # child
+            os.close(read_fd)
+            code = 0
+            try:
+                os.setpgid(0, 0)
+                result = self._child_run(req)
+                payload = json.dumps(result).encode()
+            except BaseException as exc:  # never let the child return into the loop
+                payload = json.dumps({"exit": "worker_error",
+                                      "error": f"{type(exc).__name__}: {exc}",
+                                      "traceback": traceback.format_exc()}).encode()
+                code = 1
+            try:
+                _write_all(write_fd, payload)
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        chunks: list[bytes] = []
+        size = 0
+        deadline = started + timeout
+        timed_out = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _MAX_RESULT_BYTES:
+                break
+        os.close(read_fd)
+        if timed_out:
+            _kill_group(pid)
+        _, status = os.waitpid(pid, 0)
+        _kill_group(pid)  # anything the test left running in its process group
+        elapsed = time.monotonic() - started
+        if timed_out:
+            return {"exit": "timeout", "elapsed": elapsed}
+        raw = b"".join(chunks)
+        if not raw:
+            return {"exit": "crashed", "elapsed": elapsed,
+                    "wait_status": status, "error": _describe_wait_status(status)}
+        try:
+            result = json.loads(raw)
+        except ValueError:
+            return {"exit": "crashed", "elapsed": elapsed, "error": "truncated result"}
+        result["elapsed"] = elapsed
+        return result
+
+    def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        workspace = None
+        if req.get("workspace"):
+            ws_root = self.materialize_workspace(req["workspace"])
+            workspace = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
+            os.chdir(ws_root)
+            from behave.step_registry import registry
+            for key in registry.steps:
+                registry.steps[key] = []
+            runner, load_error = self._make_runner(os.path.abspath(workspace), load=True)
+            root_for_paths = ws_root
+        else:
+            runner, load_error = self.runner, self.load_error
+            root_for_paths = self.root
+            os.chdir(self.root)
+        if runner is None:
+            return {"exit": "ok", "load_error": "worker not initialised"}
+        if load_error:
+            return {"exit": "ok", "load_error": load_error}
+        recorder = RunRecorder(root_for_paths, self.features_dir if not workspace else
+                               os.path.abspath(workspace), self.production_dirs,
+                               self.hook_files, trace=bool(req.get("trace")))
+        feature = os.path.join(os.getcwd(), req["feature"])
+        return recorder.run(runner, feature, req["lines"])
+
+    # ------------------------------------------------------------------ loop
+    def serve(self, stdin) -> None:
+        for line in stdin:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                req = json.loads(line)
+                op = req.get("op")
+                if op == "init":
+                    reply = self.init(req)
+                elif op == "static_bindings":
+                    reply = self.static_bindings()
+                elif op == "run":
+                    reply = self.run(req)
+                elif op == "quit":
+                    self._reply({"ok": True})
+                    return
+                else:
+                    reply = {"error": f"unknown op {op!r}"}
+            except BaseException as exc:
+                reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+            self._reply(reply)
+
+    def _reply(self, obj: dict[str, Any]) -> None:
+        self.proto_out.write(json.dumps(obj) + "\n")
+        self.proto_out.flush()
+
+
+class RunRecorder:
+    """Runs selected scenarios in-process and records what a builder or evaluator needs.
+
+    Structured results only: statuses come from behave's model objects, never from
+    text the test prints.
+    """
+
+    def __init__(self, root: str, features_dir: str, production_dirs: list[str],
+                 hook_files: list[str], trace: bool) -> None:
+        self.root = root
+        self.features_dir = features_dir.rstrip(os.sep) + os.sep
+        self.production_dirs = [d.rstrip(os.sep) + os.sep for d in production_dirs]
+        self.hook_files = set(hook_files)
+        self.trace = trace
+        self.step_stack: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = []
+        self.top_index = -1
+        self.top_role = ""
+        self.in_background = False
+        self.direct: dict[int, set[tuple[str, int, str]]] = {}
+        self.executed_when_then: set[tuple[str, int, str]] = set()
+        self.executed_other: set[tuple[str, int, str]] = set()
+        self.test_files: set[str] = set()
+        self.opened: set[str] = set()
+        self._kind_cache: dict[Any, int] = {}
+        self._path_cache: dict[str, str] = {}
+        self._scenario = None
+
+    # code classification: 0 other, 1 production, 2 test-side (not hooks)
+    def _kind(self, code) -> int:
+        kind = self._kind_cache.get(code)
+        if kind is None:
+            path = self._path(code.co_filename)
+            if any(path.startswith(d) for d in self.production_dirs):
+                kind = 1
+            elif path.startswith(self.features_dir) and path not in self.hook_files:
+                kind = 2
+            else:
+                kind = 0
+            self._kind_cache[code] = kind
+        return kind
+
+    def _path(self, filename: str) -> str:
+        path = self._path_cache.get(filename)
+        if path is None:
+            path = _abspath(self.root, filename)
+            self._path_cache[filename] = path
+        return path
+
+    def _profile(self, frame, event, arg):  # sys.setprofile callback: keep it lean
+        if event != "call":
+            return
+        code = frame.f_code
+        kind = self._kind(code)
+        if kind == 2:
+            self.test_files.add(code.co_filename)
+            return
+        if kind != 1:
+            if code.co_name == "__init__" and code.co_filename == "<string>":
+                self._generated_init(frame)
+            return
+        key = (code.co_filename, code.co_firstlineno, code.co_qualname)
+        if self.top_role in ("when", "then") and not self.in_background:
+            self.executed_when_then.add(key)
+        else:
+            self.executed_other.add(key)
+        caller = frame.f_back
+        if caller is None:
+            return
+        ckind = self._kind(caller.f_code)
+        direct = ckind == 2
+        if not direct and ckind == 1 and caller.f_code.co_name in TRAMPOLINES:
+            outer = caller.f_back
+            direct = outer is not None and self._kind(outer.f_code) == 2
+        if direct and code.co_name not in TRAMPOLINES and "<" not in code.co_qualname:
+            self.direct.setdefault(self.top_index, set()).add(key)
+
+    def _generated_init(self, frame) -> None:
+        """dataclass/attrs __init__ is compiled from a string: attribute it to its class."""
+        caller = frame.f_back
+        if caller is None or self._kind(caller.f_code) != 2:
+            return
+        instance = frame.f_locals.get("self")
+        cls = type(instance)
+        module = sys.modules.get(cls.__module__)
+        filename = getattr(module, "__file__", None)
+        if not filename or not any(os.path.abspath(filename).startswith(d) for d in self.production_dirs):
+            return
+        try:
+            import inspect
+            line = inspect.getsourcelines(cls)[1]
+        except (OSError, TypeError):
+            line = 0
+        key = (filename, line, cls.__qualname__ + ".__init__")
+        self.direct.setdefault(self.top_index, set()).add(key)
+
+    def _audit(self, event, args):
+        if event == "open" and args:
+            path = args[0]
+            mode = args[1] if len(args) > 1 else "r"
+            if isinstance(mode, str) and any(c in mode for c in "wax+"):
+                return
+            if isinstance(mode, int) and mode & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                return
+            if isinstance(path, bytes):
+                path = path.decode(errors="replace")
+            if isinstance(path, str):
+                self.opened.add(os.path.abspath(path))
+
+    def run(self, runner, feature_path: str, lines: list[int]) -> dict[str, Any]:
+        from behave import model
+        from behave.model_core import FileLocation
+        from behave.runner import Context
+        from behave.runner_util import parse_features
+        from behave.step_registry import StepRegistry
+
+        recorder = self
+        original_step_run = model.Step.run
+        original_find_match = StepRegistry.find_match
+        original_scenario_run = model.Scenario.run
+
+        def scenario_run(scenario, runner_):
+            recorder._scenario = scenario
+            recorder.top_index = -1
+            return original_scenario_run(scenario, runner_)
+
+        def step_run(step, runner_, *args, **kwargs):
+            depth = len(recorder.step_stack)
+            if depth == 0:
+                recorder.top_index += 1
+                recorder.top_role = step.step_type
+                scenario = recorder._scenario
+                bg = scenario.background_steps if scenario is not None else []
+                recorder.in_background = any(s is step for s in bg)
+            entry = {"depth": depth, "type": step.step_type, "keyword": step.keyword,
+                     "name": step.name, "line": step.line,
+                     "file": _rel(recorder.root, step.filename),
+                     "top_index": recorder.top_index, "background": recorder.in_background,
+                     "scenario_line": recorder._scenario.line if recorder._scenario else None,
+                     "binding": None}
+            recorder.step_stack.append(entry)
+            recorder.records.append(entry)
+            try:
+                return original_step_run(step, runner_, *args, **kwargs)
+            finally:
+                recorder.step_stack.pop()
+                entry["status"] = step.status.name
+                exc = getattr(step, "exception", None)
+                if exc is not None:
+                    entry["error_type"] = type(exc).__name__
+                    entry["error_module"] = type(exc).__module__
+                    entry["error_message"] = str(exc)[:2000]
+                    entry["error_origin"] = _origin(recorder.root, exc)
+
+        def find_match(registry, step):
+            match = original_find_match(registry, step)
+            if match is not None and recorder.step_stack:
+                recorder.step_stack[-1]["binding"] = _step_def_ref(
+                    recorder.root, match.func, match.location)
+            return match
+
+        model.Step.run = step_run
+        StepRegistry.find_match = find_match
+        model.Scenario.run = scenario_run
+
+        locations = [FileLocation(os.path.abspath(feature_path), int(line)) for line in lines]
+        features = parse_features(locations)
+        runner.features = features
+        runner.context = Context(runner)
+        runner.undefined_steps.clear() if hasattr(runner.undefined_steps, "clear") else None
+
+        cov = None
+        if self.trace:
+            sys.addaudithook(self._audit)
+            try:
+                import coverage
+                cov = coverage.Coverage(data_file=None, config_file=False,
+                                        source=[d.rstrip(os.sep) for d in self.production_dirs])
+                cov.start()
+            except ImportError:
+                cov = None
+            sys.setprofile(self._profile)
+        failed = None
+        abort = None
+        try:
+            failed = runner.run_model(features)
+        except SystemExit as exc:
+            abort = f"SystemExit({exc.code!r})"
+        except BaseException as exc:
+            abort = f"{type(exc).__name__}: {exc}"
+        finally:
+            if self.trace:
+                sys.setprofile(None)
+                if cov is not None:
+                    cov.stop()
+        scenarios = []
+        for feature in features:
+            for scenario in feature.walk_scenarios():
+                if scenario.status.name in ("skipped", "untested") and not any(
+                        r["scenario_line"] == scenario.line for r in self.records):
+                    continue
+                scenarios.append({"line": scenario.line, "name": scenario.name,
+                                  "status": scenario.status.name,
+                                  "hook_failed": bool(getattr(scenario, "hook_failed", False))})
+        result: dict[str, Any] = {
+            "exit": "ok",
+            "failed": failed,
+            "abort": abort,
+            "hook_failures": getattr(runner, "hook_failures", 0),
+            "feature_hook_failed": any(getattr(f, "hook_failed", False) for f in features),
+            "scenarios": scenarios,
+            "steps": self.records,
+        }
+        if self.trace:
+            coverage_lines: dict[str, list[int]] = {}
+            if cov is not None:
+                data = cov.get_data()
+                for filename in data.measured_files():
+                    lines_ = data.lines(filename) or []
+                    if lines_:
+                        coverage_lines[_rel(self.root, filename)] = sorted(lines_)
+            result["trace"] = {
+                "direct": {str(k): sorted([_rel(self.root, f), ln, q] for f, ln, q in v)
+                           for k, v in self.direct.items()},
+                "executed_when_then": sorted([_rel(self.root, f), ln, q]
+                                             for f, ln, q in self.executed_when_then),
+                "executed_other": sorted([_rel(self.root, f), ln, q]
+                                         for f, ln, q in self.executed_other),
+                "test_files": sorted({_rel(self.root, f) for f in self.test_files}),
+                "coverage": coverage_lines,
+                "opened": sorted(_rel(self.root, p) for p in self.opened
+                                 if p.startswith(self.features_dir)),
+            }
+        return result
+
+
+def _rel(root: str, filename: str) -> str:
+    path = _abspath(root, filename)
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel
+
+
+def _step_def_ref(root: str, func, location) -> dict[str, Any]:
+    code = getattr(func, "__code__", None)
+    if code is None:  # async wrapper or callable object
+        inner = getattr(func, "func", None) or getattr(func, "__wrapped__", None)
+        code = getattr(inner, "__code__", None)
+    filename = getattr(location, "filename", None) or (code.co_filename if code else "?")
+    return {"file": _rel(root, filename),
+            "line": int(getattr(location, "line", 0) or (code.co_firstlineno if code else 0)),
+            "qualname": code.co_qualname if code is not None else repr(func)}
+
+
+def _origin(root: str, exc: BaseException) -> dict[str, Any] | None:
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return None
+    code = last.tb_frame.f_code
+    return {"file": _rel(root, code.co_filename), "line": last.tb_lineno, "function": code.co_qualname}
+
+
+def _behave_version() -> str:
+    try:
+        from behave.version import VERSION
+        return VERSION
+    except ImportError:
+        return "unknown"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _describe_wait_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)} before reporting"
+    return f"wait status {status}"
+
+
+def main() -> None:
+    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # project output goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    Worker(proto_out).serve(sys.stdin)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""The benchmark's data model: every boundary of ``bench`` speaks these pydantic types.
+
+Agent-visible records (``Instance`` and what it holds) are kept strictly apart from
+evaluator-only records (``GoldTest``): a dataset writes them to different files and
+``Instance`` never references gold content.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1"
+
+StepType = Literal["given", "when", "then"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- requirement
+class Step(Frozen):
+    """One effective step as written (keyword kept, type resolved for And/But)."""
+
+    keyword: str
+    type: StepType
+    text: str
+    line: int
+    background: bool = False
+    docstring: str | None = None
+    table: list[list[str]] | None = None
+
+
+class ExamplesTable(Frozen):
+    name: str
+    line: int
+    tags: list[str] = Field(default_factory=list)
+    header: list[str]
+    rows: list[list[str]]
+    row_lines: list[int]
+
+
+class Requirement(Frozen):
+    """Feature F + target Scenario S, exactly as the developers wrote them."""
+
+    feature_file: str
+    feature_name: str
+    feature_description: str
+    feature_tags: list[str] = Field(default_factory=list)
+    background_steps: list[Step] = Field(default_factory=list)
+    scenario_name: str
+    scenario_keyword: str
+    scenario_line: int
+    scenario_tags: list[str] = Field(default_factory=list)
+    scenario_description: str = ""
+    steps: list[Step] = Field(description="the scenario's own steps (template steps for an outline)")
+    examples: list[ExamplesTable] = Field(default_factory=list)
+    gherkin: str = Field(description="feature header, background and the scenario, verbatim")
+
+    @property
+    def is_outline(self) -> bool:
+        return bool(self.examples)
+
+    @property
+    def effective_steps(self) -> list[Step]:
+        return [*self.background_steps, *self.steps]
+
+    @property
+    def run_lines(self) -> list[int]:
+        """Lines that select this instance's runnable units (outline rows, or the scenario)."""
+        if self.examples:
+            return [line for table in self.examples for line in table.row_lines]
+        return [self.scenario_line]
+
+
+# --------------------------------------------------------------------------- code refs
+class Declaration(Frozen):
+    """A production function or method, as declared (never its body)."""
+
+    file: str
+    qualname: str
+    line: int = Field(description="line of the def (first decorator excluded)")
+    signature: str = Field(description="decorators + def line, as in the source")
+    kind: Literal["function", "method", "property", "classmethod", "staticmethod", "constructor"]
+
+    @property
+    def key(self) -> str:
+        return f"{self.file}:{self.qualname}"
+
+
+class InterfaceGroup(Frozen):
+    """Target interfaces grouped by declaring type (module for free functions)."""
+
+    declaring_type: str
+    file: str
+    declarations: list[Declaration]
+
+
+class BodySpan(Frozen):
+    """A function body a view may replace: the statements after the signature."""
+
+    file: str
+    qualname: str
+    def_line: int
+    body_start: int
+    body_end: int
+
+
+class ViewSpec(Frozen):
+    """What the harness needs to materialise the two views of one instance."""
+
+    target_hidden: list[BodySpan]
+    hidden_rule: str
+
+
+class StepDefRef(Frozen):
+    file: str
+    line: int
+    qualname: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.file}:{self.line}:{self.qualname}"
+
+
+class TestLevel(str, Enum):
+    component = "component"
+    integration = "integration"
+    system = "system"
+
+
+# --------------------------------------------------------------------------- instance
+class Instance(Frozen):
+    """Everything an agent may see about one requirement (plus labels and view spec)."""
+
+    id: str = Field(description="PROJECT/FEATURE_PATH:LINE")
+    project: str
+    requirement: Requirement
+    target_interfaces: list[InterfaceGroup]
+    test_level: TestLevel
+    depends_on: list[str] = Field(default_factory=list, description="ids of prerequisite instances")
+    variant_of: list[str] = Field(default_factory=list)
+    group: str = Field(description="id of the representative of its identical-step-definition group")
+    view: ViewSpec
+
+
+# --------------------------------------------------------------------------- gold
+class ClosureFile(Frozen):
+    path: str
+    role: Literal["step_definitions", "helper", "data"]
+    sha256: str
+    lines: int
+
+
+class StepBinding(Frozen):
+    step_line: int
+    step_text: str
+    step_type: StepType
+    role: StepType = Field(description="type of the effective step this one runs under")
+    background: bool
+    depth: int = Field(description="0 for effective steps, >0 for execute_steps() nesting")
+    binding: StepDefRef
+    scenario_line: int = Field(description="runnable unit (outline row line) the step ran in")
+
+
+class ValidationRecord(Frozen):
+    isolation_runs: list[bool]
+    positive_runs: list[bool]
+    negative_runs: list[bool]
+    negative_initialized: bool
+
+
+class GoldTest(Frozen):
+    """Evaluator-only ground truth for one instance. Never shown to an agent."""
+
+    instance_id: str
+    closure: list[ClosureFile]
+    step_definitions: list[StepDefRef]
+    bindings: list[StepBinding]
+    api_calls: list[str] = Field(description="declaration keys called directly, all steps")
+    target_calls: list[str] = Field(description="declaration keys behind the target interfaces")
+    executed_when_then: list[str]
+    covered_lines: dict[str, list[int]]
+    data_files: list[str]
+    validation: ValidationRecord
+    test_level_evidence: list[str]
+    runtime_seconds: float
+
+
+# --------------------------------------------------------------------------- dataset card
+class Exclusion(Frozen):
+    id: str
+    reason: str
+    detail: str = ""
+
+
+class SummaryStat(Frozen):
+    min: float
+    max: float
+    mean: float
+    total: float
+
+
+class ProjectRecord(Frozen):
+    name: str
+    version: str
+    source: str = Field(description="what the user asked for: a path or NAME==VERSION")
+    source_sha256: str = Field(description="sdist archive hash, or a content hash of the tree")
+    snapshot: str = Field(description="path of the pinned source snapshot inside the dataset")
+    features_dir: str
+    python_path: list[str]
+    production: list[str]
+    runner: str
+    instances: int
+    features_total: int
+    scenarios_total: int
+    exclusions: dict[str, int]
+    test_levels: dict[str, int]
+    depends_on_pairs: int
+    variant_of_pairs: int
+    groups: int
+    empty_interface_instances: int
+    shadowed_step_matches: int = Field(
+        description="effective steps that more than one step definition matches; behave binds "
+        "the first registered one deterministically, so they are counted, not excluded")
+    statistics: dict[str, SummaryStat]
+
+
+class DatasetCard(Frozen):
+    name: str
+    schema_version: str = SCHEMA_VERSION
+    builder_version: str
+    created: str
+    projects: list[ProjectRecord]
+    scored_instances: list[str] = Field(description="one representative per identical step-definition set")
+    exclusions: list[Exclusion]
+    hidden_rule: dict[str, float | str]
+    stage_seconds: dict[str, float]
+    files: dict[str, str] = Field(description="relative path -> sha256 of every dataset artifact")

@@ -1,0 +1,214 @@
+"""Resolve a SOURCE argument (a local directory or a PyPI sdist spec) into a pinned project.
+
+A sdist is downloaded once into a cache and pinned by the archive's sha256; a local
+directory is pinned by a content hash of its tree. The project's layout (features
+dir, import path, production scope) comes from ``[tool.req2test]`` in its
+pyproject.toml when present, otherwise from conventions (``features/``, ``src/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
+IGNORED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", ".mypy_cache", ".pytest_cache"}
+
+
+class SourceError(Exception):
+    """A user-facing problem with SOURCE; the message is one line."""
+
+
+@dataclass(frozen=True)
+class ProjectSource:
+    name: str
+    version: str
+    spec: str
+    root: Path
+    sha256: str
+    features_dir: str
+    python_path: list[str]
+    production: list[str]
+    dependencies: list[str]
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "req2test" / "sdists"
+
+
+def resolve_source(source: str, cache_dir: Path | None = None) -> ProjectSource:
+    path = Path(source).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise SourceError(f"{source} is a file; SOURCE must be a project directory or NAME==VERSION")
+        return _describe(path.resolve(), spec=str(path.resolve()), sha=tree_sha256(path.resolve()))
+    match = SDIST_SPEC.match(source.strip())
+    if not match:
+        raise SourceError(f"{source!r} is neither an existing directory nor a sdist spec like python-docx==1.2.0")
+    root, sha = fetch_sdist(match["name"], match["version"], cache_dir or default_cache_dir())
+    return _describe(root, spec=source.strip(), sha=sha)
+
+
+def fetch_sdist(name: str, version: str, cache_dir: Path) -> tuple[Path, str]:
+    """Download (once) and unpack NAME==VERSION's sdist; returns (tree, archive sha256)."""
+    target = cache_dir / f"{_normalise(name)}-{version}"
+    archive_dir = target / "archive"
+    tree_dir = target / "tree"
+    archives = sorted(archive_dir.glob("*")) if archive_dir.is_dir() else []
+    if not archives:
+        archive_dir.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+             "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(archive_dir)],
+            capture_output=True, text=True)
+        archives = sorted(archive_dir.glob("*"))
+        if proc.returncode != 0 or not archives:
+            shutil.rmtree(target, ignore_errors=True)
+            reason = _pip_reason(proc.stderr)
+            raise SourceError(f"no sdist for {name}=={version} on the package index ({reason})")
+    archive = archives[0]
+    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if not tree_dir.is_dir():
+        staging = target / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        _unpack(archive, staging)
+        entries = list(staging.iterdir())
+        top = entries[0] if len(entries) == 1 and entries[0].is_dir() else staging
+        top.rename(tree_dir)
+        shutil.rmtree(staging, ignore_errors=True)
+    return tree_dir, sha
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    if archive.name.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar")):
+        with tarfile.open(archive) as tar:
+            tar.extractall(dest, filter="data")
+    elif archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(dest)
+    else:
+        raise SourceError(f"unsupported sdist archive {archive.name}")
+
+
+def _pip_reason(stderr: str) -> str:
+    for line in stderr.splitlines():
+        if "ERROR:" in line:
+            return line.split("ERROR:", 1)[1].strip()
+    return stderr.strip().splitlines()[-1] if stderr.strip() else "pip download failed"
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def tree_sha256(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(iter_tree(root)):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def iter_tree(root: Path):
+    for path in root.rglob("*"):
+        if any(part in IGNORED_NAMES for part in path.relative_to(root).parts):
+            continue
+        if path.is_file() and not path.is_symlink() and path.suffix != ".pyc":
+            yield path
+
+
+def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
+    meta: dict = {}
+    settings: dict = {}
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
+        meta = data.get("project", {})
+        settings = data.get("tool", {}).get("req2test", {})
+    name = _normalise(str(meta.get("name") or root.name))
+    version = str(meta.get("version") or _pkg_info_version(root) or "0")
+    if SDIST_SPEC.match(spec):
+        name, version = _normalise(spec.split("==")[0]), spec.split("==")[1]
+    features_dir = str(settings.get("features", "features"))
+    if not (root / features_dir).is_dir():
+        raise SourceError(f"{root} has no {features_dir}/ directory: not a behave project "
+                          f"(set [tool.req2test] features = \"...\" if it lives elsewhere)")
+    if not any((root / features_dir).rglob("*.feature")):
+        raise SourceError(f"{root / features_dir} holds no .feature files")
+    python_path = list(settings.get("python_path") or (["src"] if (root / "src").is_dir() else ["."]))
+    production = list(settings.get("production") or _detect_packages(root, python_path, features_dir))
+    if not production:
+        raise SourceError(f"{root}: no production package found under {python_path} "
+                          f"(set [tool.req2test] production = [\"src/pkg\"])")
+    for entry in production:
+        if not (root / entry).exists():
+            raise SourceError(f"{root}: production path {entry} does not exist")
+    dependencies = [str(d) for d in meta.get("dependencies", [])]
+    return ProjectSource(name=name, version=version, spec=spec, root=root, sha256=sha,
+                         features_dir=features_dir, python_path=python_path,
+                         production=production, dependencies=dependencies)
+
+
+def _pkg_info_version(root: Path) -> str | None:
+    info = root / "PKG-INFO"
+    if info.is_file():
+        for line in info.read_text(errors="replace").splitlines():
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def _detect_packages(root: Path, python_path: list[str], features_dir: str) -> list[str]:
+    skip = {"tests", "test", "docs", "features", "examples", "benchmarks", Path(features_dir).parts[0]}
+    found = []
+    for entry in python_path:
+        base = root / entry
+        if not base.is_dir():
+            continue
+        for child in sorted(base.iterdir()):
+            if child.is_dir() and (child / "__init__.py").is_file() and child.name not in skip:
+                found.append(child.relative_to(root).as_posix())
+    return found
+
+
+def missing_dependencies(source: ProjectSource) -> list[str]:
+    """Declared runtime dependencies of the project that are not installed here."""
+    missing = []
+    for raw in source.dependencies:
+        try:
+            req = Requirement(raw)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        try:
+            version = importlib.metadata.version(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(raw)
+            continue
+        if req.specifier and not req.specifier.contains(version, prereleases=True):
+            missing.append(raw)
+    return missing
+
+
+def install_dependencies(requirements: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           *requirements], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SourceError(f"could not install {' '.join(requirements)}: {_pip_reason(proc.stderr)}")
