@@ -21,6 +21,8 @@ from bench.model import ClosureFile
 
 @dataclass(frozen=True)
 class TestSide:
+    __test__ = False  # not a pytest class
+
     root: Path
     features_dir: str
     python_files: frozenset[str]  # every .py under the features tree (relative to root)

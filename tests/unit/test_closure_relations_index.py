@@ -1,0 +1,66 @@
+from pathlib import Path
+
+from bench.build.closure import TestSide
+from bench.build.relations import RelationInput, compute_relations
+from bench.production_index import ProductionIndex
+from tests.conftest import write_project
+
+
+def test_closure_follows_imports_and_excludes_infrastructure(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "features/environment.py": "from support import boot\n",
+        "features/steps/support.py": "X = 1\n",            # imported by the hooks: infrastructure
+        "features/steps/a_steps.py": "from helpers import h\nfrom support import X\n",
+        "features/steps/helpers.py": "import nested.deep\n",
+        "features/steps/nested/__init__.py": "",
+        "features/steps/nested/deep.py": "from . import sibling\n",
+        "features/steps/nested/sibling.py": "",
+        "features/steps/unrelated.py": "",
+    })
+    side = TestSide.scan(root, "features")
+    assert side.infrastructure_py == {"features/environment.py", "features/steps/support.py"}
+    code = side.closure_code({"features/steps/a_steps.py"}, set())
+    assert code == {"features/steps/a_steps.py", "features/steps/helpers.py", "features/steps/nested/__init__.py",
+                    "features/steps/nested/deep.py", "features/steps/nested/sibling.py"}
+    files = side.describe(code, {"features/steps/a_steps.py"}, set())
+    roles = {f.path: f.role for f in files}
+    assert roles["features/steps/a_steps.py"] == "step_definitions"
+    assert roles["features/steps/helpers.py"] == "helper"
+    assert next(f for f in files if f.path.endswith("a_steps.py")).lines == 2
+
+
+def test_relations_rules() -> None:
+    def item(i: str, gw: set[str], when: set[str], extra: set[str] = frozenset()) -> RelationInput:
+        return RelationInput(id=f"p/f.feature:{i}", given_when=frozenset(gw), when=frozenset(when),
+                             all_definitions=frozenset(gw | extra))
+
+    items = [
+        item("1", {"given_cart", "when_add"}, {"when_add"}, {"then_holds"}),            # B: add to cart
+        item("2", {"given_cart", "when_add", "when_checkout"}, {"when_add", "when_checkout"}, {"then_total"}),
+        item("3", {"given_cart"}, set(), {"then_empty"}),                                  # setup only
+        item("4", {"given_code", "when_apply"}, {"when_apply"}, {"then_ok"}),
+        item("5", {"given_code", "when_apply"}, {"when_apply"}, {"then_rejected"}),
+        item("6", {"given_code", "when_apply"}, {"when_apply"}, {"then_ok"}),
+    ]
+    rel = compute_relations(items)
+    assert rel.depends_on == {"p/f.feature:2": ["p/f.feature:1"]}  # not on 3: it checks only setup
+    assert rel.variant_of["p/f.feature:4"] == ["p/f.feature:5", "p/f.feature:6"]
+    assert rel.variant_of_pairs == 3
+    assert rel.group_of["p/f.feature:6"] == "p/f.feature:4"  # identical step-definition sets
+    assert rel.group_of["p/f.feature:5"] == "p/f.feature:5"
+    assert rel.groups == 5
+
+
+def test_production_index_maps_code_objects_to_declarations(mini_project: Path) -> None:
+    index = ProductionIndex(mini_project, ["src/minicalc"])
+    doubled = index.by_key["src/minicalc/core.py:Calculator.doubled"]
+    assert doubled.kind == "property" and doubled.signature == "@property\ndef doubled(self):"
+    assert index.lookup("src/minicalc/core.py", doubled.first_line, "Calculator.doubled") is doubled
+    add = index.by_key["src/minicalc/core.py:Calculator.add"]
+    assert add.signature == "def add(self, amount: int) -> int:"
+    # the body span starts after the docstring (views keep docstrings)
+    assert (add.def_line, add.body_start, add.body_end) == (17, 19, 20)
+    assert index.by_key["src/minicalc/core.py:Calculator._secret"].is_public is False
+    assert index.by_key["src/minicalc/core.py:Calculator.__init__"].kind == "constructor"
+    assert index.module_name("src/minicalc/core.py", ["src"]) == "minicalc.core"
+    assert index.module_name("src/minicalc/__init__.py", ["src"]) == "minicalc"
