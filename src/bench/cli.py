@@ -116,6 +116,23 @@ def summary(
     print_summary(dataset)
 
 
+def schema(
+    name: Annotated[str, typer.Argument(help="instance, gold or dataset-card.")],
+) -> None:
+    """Print the JSON Schema of one of the dataset's record types.
+
+    Example:
+
+      req2test schema instance > instance.schema.json
+    """
+    from bench.schema import SCHEMAS
+    from bench.schema import schema as make_schema
+
+    if name not in SCHEMAS:
+        raise fail(f"unknown schema {name!r}; choose one of: {', '.join(SCHEMAS)}")
+    out.print_json(json.dumps(make_schema(name)))
+
+
 def print_summary(dataset_dir: Path) -> None:
     try:
         dataset = load_dataset(dataset_dir)

@@ -114,6 +114,9 @@ class ViewSpec(Frozen):
 
     target_hidden: list[BodySpan]
     hidden_rule: str
+    all_hidden_scope: list[str] = Field(
+        description="production paths whose every body the all-hidden view replaces, except the "
+        "project's import_time_bodies (kept so the package still imports)")
 
 
 class StepDefRef(Frozen):
@@ -227,6 +230,9 @@ class ProjectRecord(Frozen):
         description="effective steps that more than one step definition matches; behave binds "
         "the first registered one deterministically, so they are counted, not excluded")
     statistics: dict[str, SummaryStat]
+    import_time_bodies: list[str] = Field(
+        default_factory=list,
+        description="declaration keys whose bodies run while the package imports; views must keep them")
 
 
 class DatasetCard(Frozen):

@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 app.command("build")(bench_cli.build)
 app.command("summary")(bench_cli.summary)
+app.command("schema")(bench_cli.schema)
 
 
 def main() -> None:

@@ -149,13 +149,21 @@ def _declarations(keys: set[CodeKey], index: ProductionIndex) -> dict[str, Decla
 
 
 def _test_level(keys: set[CodeKey], index: ProductionIndex) -> tuple[TestLevel, list[str]]:
+    """component: steps construct production objects themselves (a constructor, or a class's
+    own factory classmethod/staticmethod); integration: steps obtain services from the
+    application's wiring; system: neither — only module-level entry points and the
+    objects those return."""
     wiring, constructors = [], []
     for file, line, qualname in sorted(keys):
         name = qualname.rsplit(".", 1)[-1]
+        info = index.lookup(file, line, qualname)
+        owner = qualname.rsplit(".", 1)[0]
         if WIRING_NAMES.match(name):
             wiring.append(f"obtains services from the application's wiring: {qualname} ({file})")
         elif name in ("__init__", "__new__"):
-            constructors.append(f"instantiates a production class directly: {qualname.rsplit('.', 1)[0]} ({file})")
+            constructors.append(f"instantiates a production class directly: {owner} ({file})")
+        elif info is not None and info.kind in ("classmethod", "staticmethod") and info.is_public:
+            constructors.append(f"builds production objects through the class itself: {qualname} ({file})")
     if wiring:
         return TestLevel.integration, wiring
     if constructors:

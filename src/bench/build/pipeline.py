@@ -251,7 +251,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
 
     with timer("write"):
         card = _write(out_dir, project, source, instances, gold, exclusions, timer, options,
-                      features_total, scenarios_total, shadowed, warnings, work)
+                      features_total, scenarios_total, shadowed, warnings, sorted(import_time))
     return card
 
 
@@ -352,7 +352,8 @@ def _analyse(project: str, source: ProjectSource, validated: list[Candidate], in
             depends_on=relations.depends_on.get(cand.instance_id, []),
             variant_of=relations.variant_of.get(cand.instance_id, []),
             group=relations.group_of[cand.instance_id],
-            view=ViewSpec(target_hidden=[h.body_span() for h in hidden], hidden_rule=rule)))
+            view=ViewSpec(target_hidden=[h.body_span() for h in hidden], hidden_rule=rule,
+                          all_hidden_scope=list(source.production))))
         gold[cand.instance_id] = GoldTest(
             instance_id=cand.instance_id,
             closure=test_side.describe(cand.closure_code, traced.step_files, cand.data_files),
@@ -380,7 +381,7 @@ def _id_order(instance_id: str) -> tuple[str, int]:
 def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
            gold: dict[str, GoldTest], exclusions: list[Exclusion], timer: StageTimer,
            options: BuildOptions, features_total: int, scenarios_total: int, shadowed: int,
-           warnings: list[str], work: Path) -> DatasetCard:
+           warnings: list[str], import_time: list[str]) -> DatasetCard:
     staging = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -408,7 +409,8 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
         depends_on_pairs=depends, variant_of_pairs=variants,
         groups=len({i.group for i in instances}),
         empty_interface_instances=sum(1 for i in instances if not i.target_interfaces),
-        shadowed_step_matches=shadowed, statistics=table2(instances, gold))
+        shadowed_step_matches=shadowed, statistics=table2(instances, gold),
+        import_time_bodies=import_time)
     files = {}
     for path in sorted(staging.rglob("*")):
         if path.is_file() and not path.relative_to(staging).as_posix().startswith("projects/"):

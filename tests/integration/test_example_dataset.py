@@ -1,0 +1,94 @@
+"""The bundled example (examples/tinyshop) built end to end, checked against its answer key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.dataset import load_dataset
+from tests.conftest import EXAMPLE
+
+pytestmark = pytest.mark.integration
+
+EXPECTED = (EXAMPLE / "EXPECTED.md").read_text(encoding="utf-8")
+
+
+def _section(title: str, end: str) -> str:
+    return EXPECTED[EXPECTED.index(title): EXPECTED.index(end)]
+
+
+def _short(instance_id: str) -> str:
+    return instance_id.split("/", 1)[1]
+
+
+def test_counts_and_exclusions(example_dataset: Path) -> None:
+    dataset = load_dataset(example_dataset)
+    project = dataset.card.projects[0]
+    assert (project.features_total, project.scenarios_total, project.instances) == (11, 57, 55)
+    reasons = {_short(e.id): e.reason for e in dataset.card.exclusions}
+    assert reasons == {"features/draft.feature": "feature_empty",
+                       "features/checkout.feature:57": "step_undefined",
+                       "features/order_lifecycle.feature:44": "needs_browser_or_live_service"}
+    assert dataset.verify() == []
+    assert len(dataset.card.scored_instances) == project.groups < project.instances
+
+
+def test_test_levels_match_the_answer_key(example_dataset: Path) -> None:
+    expected = dict(re.findall(r"\| (features/\S+:\d+) \| (?:scenario|outline) \| [^|]+ \| (\w+) \|", EXPECTED))
+    dataset = load_dataset(example_dataset)
+    got = {_short(i.id): i.test_level.value for i in dataset.instances}
+    assert got == {k: v for k, v in expected.items() if k in got}
+    assert set(got.values()) == {"component", "integration", "system"}
+
+
+def test_depends_on_pairs_match_the_answer_key(example_dataset: Path) -> None:
+    table = _section("## 3.", "## 4.")
+    expected = set(re.findall(r"^\| (features/\S+:\d+) \| [^|]+ \| (features/\S+:\d+) \|", table, re.M))
+    dataset = load_dataset(example_dataset)
+    got = {(_short(i.id), _short(b)) for i in dataset.instances for b in i.depends_on}
+    assert got == expected
+    # pairs through nested context.execute_steps() are found: bindings include nested steps
+    assert ("features/order_lifecycle.feature:30", "features/checkout.feature:15") in got
+
+
+def test_variant_groups_match_the_answer_key(example_dataset: Path) -> None:
+    dataset = load_dataset(example_dataset)
+    for group in re.findall(r"### V\d.*?\n(.*?)(?=\n### |\nOutline rows)", _section("## 4.", "## 5."), re.S):
+        members = sorted(set(re.findall(r"\| (features/\S+:\d+) \|", group)))
+        for member in members:
+            inst = dataset.instance(f"tinyshop/{member}")
+            assert sorted(_short(v) for v in inst.variant_of) == [m for m in members if m != member]
+
+
+def test_fixture_loading_and_whole_response_scenarios(example_dataset: Path) -> None:
+    dataset = load_dataset(example_dataset)
+    gold = dataset.load_gold()
+    fixture = gold["tinyshop/features/catalog.feature:6"]
+    assert "features/fixtures/catalog.json" in fixture.data_files
+    assert {f.role for f in fixture.closure} == {"step_definitions", "helper", "data"}
+    whole = gold["tinyshop/features/api.feature:9"]
+    assert "features/fixtures/expected_get_products_tea-001.json" in whole.data_files
+    api = dataset.instance("tinyshop/features/api.feature:9")
+    assert [d.qualname for g in api.target_interfaces for d in g.declarations] == ["Api.handle"]
+    # the step text names one field; the binding is the whole-response check
+    then = [b for b in whole.bindings if b.step_type == "then"]
+    assert then and then[0].step_text == "the response status is 200"
+
+
+def test_every_instance_has_a_validated_closure_and_hidden_targets(example_dataset: Path) -> None:
+    dataset = load_dataset(example_dataset)
+    gold = dataset.load_gold()
+    for inst in dataset.instances:
+        record = gold[inst.id]
+        assert record.validation.positive_runs == [True] * 3, inst.id
+        assert record.validation.negative_runs == [False] * 3, inst.id
+        assert any(f.role == "step_definitions" for f in record.closure)
+        assert not any(f.path.endswith("environment.py") for f in record.closure)  # infrastructure
+        hidden = {(h.file, h.qualname) for h in inst.view.target_hidden}
+        targets = {(d.file, d.qualname) for g in inst.target_interfaces for d in g.declarations}
+        assert hidden, inst.id
+        # every target interface is hidden, unless its body runs at import time
+        import_time = set(dataset.card.projects[0].import_time_bodies)
+        assert {t for t in targets if f"{t[0]}:{t[1]}" not in import_time} <= hidden, inst.id
