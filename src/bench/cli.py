@@ -63,6 +63,7 @@ def build(
              "shared infrastructure and stays visible in target-hidden views.", min=0.0, max=1.0)] = 0.5,
     name: Annotated[str | None, typer.Option(help="Project name in instance ids (default: from the source).")] = None,
     install_deps: Annotated[bool, typer.Option(help="pip-install the project's missing runtime dependencies.")] = False,
+    mutants: Annotated[bool, typer.Option(help="Generate mutants and record ground-truth kills (stage IV).")] = True,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -80,7 +81,7 @@ def build(
       req2test build python-docx==1.2.0 -o datasets/python-docx --install-deps
     """
     options = BuildOptions(runs=runs, timeout=timeout, shared_threshold=shared_threshold, name=name,
-                           install_deps=install_deps, force=force)
+                           install_deps=install_deps, force=force, mutants=mutants)
     if workers:
         options.workers = workers
     progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
@@ -153,5 +154,11 @@ def print_summary(dataset_dir: Path) -> None:
         for key, stat in project.statistics.items():
             table.add_row(key, f"{stat.min:g}", f"{stat.max:g}", f"{stat.mean:g}", f"{stat.total:g}")
         out.print(table)
+    if card.mutation:
+        m = card.mutation
+        out.print(f"  mutants: {m['mutants']} ({', '.join(f'{k} {v}' for k, v in m['mutants_per_operator'].items())})")
+        out.print(f"  mean pool {m['mean_pool_size']}, mean ground-truth kills {m['mean_ground_truth_kills']}, "
+                  f"mean assertion-dependent kills {m['mean_assertion_dependent_kills']}, scorable instances "
+                  f"{m['scorable_instances']}, fresh-process fallbacks {m['fresh_process_fallbacks']}")
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in card.stage_seconds.items())
     out.print(f"stage times: {stages}")

@@ -8,7 +8,7 @@ evaluator-only records (``GoldTest``): a dataset writes them to different files 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -191,6 +191,36 @@ class GoldTest(Frozen):
     validation: ValidationRecord
     test_level_evidence: list[str]
     runtime_seconds: float
+    pool: list[str] = Field(default_factory=list, description="U_i: mutant ids on lines the test covers")
+    kills: list[str] = Field(default_factory=list, description="K_gt: valid ground-truth kills")
+    excluded_mutants: dict[str, str] = Field(
+        default_factory=dict, description="pool mutants whose pair is excluded (timeout, no step ran)")
+    assertion_dependent: list[str] = Field(
+        default_factory=list, description="kills the same test with its Then bodies emptied does not make")
+    hidden_kills: list[str] = Field(
+        default_factory=list, description="kills located inside the target-hidden bodies")
+    then_stripped_targets: list[StepDefRef] = Field(
+        default_factory=list, description="step definitions emptied for the assertion-dependent subset")
+
+
+# --------------------------------------------------------------------------- mutants
+class Mutant(Frozen):
+    """One source transformation in a production function body (manifest record)."""
+
+    id: str = Field(description="sha256(path, span, operator, replacement)[:16]: stable across builds")
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    operator: str
+    original: str
+    replacement: str
+    function: str = Field(description="qualname of the enclosing non-nested function")
+    function_line: int = Field(description="co_firstlineno of that function (first decorator line)")
+    lines: list[int] = Field(description="source lines the coverage mapping assigns to the mutant")
+    scope: tuple[int, int] = Field(description="first/last line of the enclosing module-level statement; "
+                                   "compiling just these lines rebuilds the mutated function")
 
 
 # --------------------------------------------------------------------------- dataset card
@@ -244,5 +274,6 @@ class DatasetCard(Frozen):
     scored_instances: list[str] = Field(description="one representative per identical step-definition set")
     exclusions: list[Exclusion]
     hidden_rule: dict[str, float | str]
+    mutation: dict[str, Any] = Field(default_factory=dict, description="generator version, counts, timings")
     stage_seconds: dict[str, float]
     files: dict[str, str] = Field(description="relative path -> sha256 of every dataset artifact")

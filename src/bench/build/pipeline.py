@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from bench import __version__
 from bench.build.analysis import TracedScenario, analyse_calls, hidden_functions
 from bench.build.closure import TestSide
+from bench.build.mutation_stage import run_mutation_stage
+from bench.mutation.executor import write_manifest
 from bench.build.relations import RelationInput, compute_relations
 from bench.build.stats import table2
 from bench.frameworks.outcomes import classify_run
@@ -75,6 +77,7 @@ class BuildOptions:
     live_tags: frozenset[str] = LIVE_TAGS
     install_deps: bool = False
     force: bool = False
+    mutants: bool = True
     name: str | None = None
     cache_dir: Path | None = None
 
@@ -249,9 +252,21 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
     with timer("analysis"):
         instances, gold = _analyse(project, source, validated, index, test_side, import_time, options)
 
+    mutants: list = []
+    mutation: dict[str, Any] = {}
+    if options.mutants and instances:
+        with timer("mutants"):
+            try:
+                mutants, gold, mutation = run_mutation_stage(
+                    spec, roots, source.production, source.python_path, instances, gold,
+                    set(test_side.infrastructure_py), options.timeout, progress)
+            except WorkerError as exc:
+                raise BuildError(f"the behave worker failed during mutant execution: {exc}") from exc
+
     with timer("write"):
         card = _write(out_dir, project, source, instances, gold, exclusions, timer, options,
-                      features_total, scenarios_total, shadowed, warnings, sorted(import_time))
+                      features_total, scenarios_total, shadowed, warnings, sorted(import_time),
+                      mutants, mutation)
     return card
 
 
@@ -381,7 +396,7 @@ def _id_order(instance_id: str) -> tuple[str, int]:
 def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
            gold: dict[str, GoldTest], exclusions: list[Exclusion], timer: StageTimer,
            options: BuildOptions, features_total: int, scenarios_total: int, shadowed: int,
-           warnings: list[str], import_time: list[str]) -> DatasetCard:
+           warnings: list[str], import_time: list[str], mutants: list, mutation: dict[str, Any]) -> DatasetCard:
     staging = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -394,6 +409,8 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
     with open(staging / "gold" / f"{project}.jsonl", "w", encoding="utf-8") as fh:
         for inst in instances:
             fh.write(gold[inst.id].model_dump_json() + "\n")
+    if mutants:
+        write_manifest(staging, project, mutants)
     if warnings:
         (staging / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
     reasons = Counter(e.reason for e in exclusions)
@@ -424,6 +441,7 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
         hidden_rule={"shared_threshold": options.shared_threshold,
                      "rule": instances[0].view.hidden_rule if instances else ""},
         stage_seconds=dict(timer.seconds),
+        mutation=mutation,
         files=files)
     (staging / "dataset.json").write_text(json.dumps(card.model_dump(mode="json"), indent=2) + "\n",
                                           encoding="utf-8")

@@ -58,6 +58,7 @@ class Worker:
         self.runner = None
         self.preloaded = False
         self.load_error: str | None = None
+        self.import_time: set[tuple[str, int, str]] = set()
 
     # ------------------------------------------------------------------ init
     def init(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -88,6 +89,7 @@ class Worker:
             import_errors = self._import_production(req.get("import_packages", []))
         finally:
             sys.setprofile(None)
+        self.import_time = import_time
         if req.get("preload"):
             self.runner, self.load_error = self._make_runner(self.features_dir, load=True)
             self.preloaded = True
@@ -179,102 +181,11 @@ class Worker:
 
     # ------------------------------------------------------------ workspaces
     def materialize_workspace(self, spec: dict[str, Any]) -> str:
-        """A copy of the project whose features tree keeps only some Python files.
-
-        Production and everything outside the features tree are symlinked from this
-        worker's own root, so production stays identical; non-Python files of the
-        features tree (feature files, fixtures, data) are symlinked too; Python files
-        are kept only when listed. Each worker has its own root, so tests that write
-        scratch files never race with another worker.
-        """
-        ws_root = os.path.join(os.path.dirname(self.root), "ws-" + os.path.basename(self.root), spec["key"])
-        if os.path.isdir(ws_root):
-            return ws_root
-        keep = set(spec.get("keep_py", []))
-        features_rel = os.path.relpath(self.features_dir, self.root)
-        top = features_rel.split(os.sep)[0]
-        staging = f"{ws_root}.tmp{os.getpid()}"
-        os.makedirs(staging, exist_ok=True)
-        for name in os.listdir(self.root):
-            if name != top:
-                os.symlink(os.path.join(self.root, name), os.path.join(staging, name))
-        top_src = os.path.join(self.root, top)
-        for dirpath, dirnames, filenames in os.walk(top_src):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            rel_dir = os.path.relpath(dirpath, self.root)
-            os.makedirs(os.path.join(staging, rel_dir), exist_ok=True)
-            for filename in filenames:
-                rel = os.path.normpath(os.path.join(rel_dir, filename))
-                if filename.endswith((".pyc", ".pyo")):
-                    continue
-                if filename.endswith(".py") and rel not in keep:
-                    continue
-                os.symlink(os.path.join(self.root, rel), os.path.join(staging, rel))
-        # behave refuses to start without a steps directory (ConfigError)
-        os.makedirs(os.path.join(staging, features_rel, "steps"), exist_ok=True)
-        os.rename(staging, ws_root)
-        return ws_root
+        return materialize_workspace(self.root, self.features_dir, spec)
 
     # ------------------------------------------------------------------- run
     def run(self, req: dict[str, Any]) -> dict[str, Any]:
-        timeout = float(req.get("timeout", 60.0))
-        read_fd, write_fd = os.pipe()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:  # child
-            os.close(read_fd)
-            code = 0
-            try:
-                os.setpgid(0, 0)
-                result = self._child_run(req)
-                payload = json.dumps(result).encode()
-            except BaseException as exc:  # never let the child return into the loop
-                payload = json.dumps({"exit": "worker_error",
-                                      "error": f"{type(exc).__name__}: {exc}",
-                                      "traceback": traceback.format_exc()}).encode()
-                code = 1
-            try:
-                _write_all(write_fd, payload)
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        chunks: list[bytes] = []
-        size = 0
-        deadline = started + timeout
-        timed_out = False
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > _MAX_RESULT_BYTES:
-                break
-        os.close(read_fd)
-        if timed_out:
-            _kill_group(pid)
-        _, status = os.waitpid(pid, 0)
-        _kill_group(pid)  # anything the test left running in its process group
-        elapsed = time.monotonic() - started
-        if timed_out:
-            return {"exit": "timeout", "elapsed": elapsed}
-        raw = b"".join(chunks)
-        if not raw:
-            return {"exit": "crashed", "elapsed": elapsed,
-                    "wait_status": status, "error": _describe_wait_status(status)}
-        try:
-            result = json.loads(raw)
-        except ValueError:
-            return {"exit": "crashed", "elapsed": elapsed, "error": "truncated result"}
-        result["elapsed"] = elapsed
-        return result
+        return fork_call(lambda: self._child_run(req), float(req.get("timeout", 60.0)))
 
     def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -300,9 +211,114 @@ class Worker:
             return {"exit": "ok", "load_error": load_error}
         recorder = RunRecorder(root_for_paths, self.features_dir if not workspace else
                                os.path.abspath(workspace), self.production_dirs,
-                               self.hook_files, trace=bool(req.get("trace")))
+                               self.hook_files, trace=bool(req.get("trace")), prod_root=self.root)
         feature = os.path.join(os.getcwd(), req["feature"])
         return recorder.run(runner, feature, req["lines"])
+
+    # ---------------------------------------------------------------- mutants
+    def session(self, req: dict[str, Any]) -> dict[str, Any]:
+        """One test against a list of mutants: a clean traced run, then a fork per mutant."""
+        return fork_call(lambda: self._session(req), float(req.get("session_timeout", 7200.0)))
+
+    def _session(self, req: dict[str, Any]) -> dict[str, Any]:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        if req.get("workspace"):
+            ws_root = self.materialize_workspace(req["workspace"])
+            features_dir = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
+            os.chdir(ws_root)
+            from behave.step_registry import registry
+            for key in registry.steps:
+                registry.steps[key] = []
+            runner, load_error = self._make_runner(features_dir, load=True)
+            root_for_paths = ws_root
+        else:
+            runner, load_error = self.runner, self.load_error
+            features_dir, root_for_paths = self.features_dir, self.root
+            os.chdir(self.root)
+        if load_error or runner is None:
+            return {"clean": {"exit": "ok", "load_error": load_error or "worker not initialised"}, "mutants": {}}
+        feature = os.path.join(os.getcwd(), req["feature"])
+        lines = req["lines"]
+
+        def recorder(trace: bool) -> RunRecorder:
+            return RunRecorder(root_for_paths, features_dir, self.production_dirs, self.hook_files, trace=trace,
+                               prod_root=self.root)
+
+        from behave.model_core import FileLocation
+        from behave.runner_util import parse_features
+        parsed = parse_features([FileLocation(feature, int(line)) for line in lines])
+        clean = fork_call(lambda: recorder(True).run(runner, feature, lines, parsed), float(req.get("timeout", 120.0)))
+        out: dict[str, Any] = {"clean": clean, "mutants": {}}
+        mutants = req.get("mutants") or []
+        if not mutants or not _run_passed(clean, len(lines)):
+            return out
+        covered = {f: set(v) for f, v in clean.get("trace", {}).get("coverage", {}).items()}
+        functions = self._function_index()
+        texts: dict[str, str] = {}
+        limit = max(float(req.get("mutant_timeout_min", 2.0)),
+                    float(req.get("mutant_timeout_factor", 10.0)) * float(clean.get("elapsed", 0.1)))
+        for mutant in mutants:
+            if not set(mutant["lines"]) & covered.get(mutant["file"], set()):
+                out["mutants"][mutant["id"]] = {"verdict": "unreached"}
+                continue
+            key = (_abspath(self.root, mutant["file"]), int(mutant["function_line"]), mutant["function"])
+            if (mutant["file"], key[1], key[2]) in self.import_time or key not in functions:
+                # its body ran while the package imported (or no live function holds it):
+                # swapping code now would not replay that, so a fresh process must decide
+                out["mutants"][mutant["id"]] = {"verdict": "fallback", "detail": "import-time or unbound function"}
+                continue
+            if mutant["file"] not in texts:
+                with open(key[0], encoding="utf-8") as fh:
+                    texts[mutant["file"]] = fh.read()
+            result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
+                                                          texts[mutant["file"]], functions[key]), limit)
+            out["mutants"][mutant["id"]] = _mutant_verdict(result, len(lines))
+        return out
+
+    def _function_index(self) -> dict[tuple[str, int, str], list[Any]]:
+        """Every live production function, by its code identity (scanned once per session)."""
+        import gc
+        import types
+
+        prefixes = tuple(d.rstrip(os.sep) + os.sep for d in self.production_dirs)
+        index: dict[tuple[str, int, str], list[Any]] = {}
+        for obj in gc.get_objects():
+            if type(obj) is types.FunctionType:
+                code = obj.__code__
+                path = _abspath(self.root, code.co_filename)
+                if path.startswith(prefixes):
+                    index.setdefault((path, code.co_firstlineno, code.co_qualname), []).append(obj)
+        return index
+
+    @staticmethod
+    def _mutant_child(runner, recorder, feature: str, lines: list[int], parsed, mutant: dict[str, Any],
+                      text: str, targets: list[Any]) -> dict[str, Any]:
+        mutated = apply_span(text, mutant["line"], mutant["col"], mutant["end_line"], mutant["end_col"],
+                             mutant["replacement"]).splitlines(keepends=True)
+        start, end = mutant["scope"]
+        # compile only the enclosing module-level statement, at its original line numbers
+        chunk = "\n" * (start - 1) + "".join(mutated[start - 1: end])
+        filename = targets[0].__code__.co_filename
+        try:
+            module_code = compile(chunk, filename, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return {"swap_error": f"does not compile: {exc}"}
+        new_code = _find_code(module_code, mutant["function"], int(mutant["function_line"]))
+        if new_code is None:
+            return {"swap_error": "mutated function not found"}
+        try:
+            for func in targets:
+                func.__code__ = new_code
+        except ValueError as exc:  # closure layout changed
+            return {"swap_error": str(exc)}
+        result = recorder(False).run(runner, feature, lines, parsed)
+        return {"passed": _run_passed(result, len(lines)),
+                "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
+                "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
+                                       for s in result.get("steps", [])
+                                       if s.get("status") in ("failed", "error", "undefined")), None)}
 
     # ------------------------------------------------------------------ loop
     def serve(self, stdin) -> None:
@@ -319,6 +335,8 @@ class Worker:
                     reply = self.static_bindings()
                 elif op == "run":
                     reply = self.run(req)
+                elif op == "session":
+                    reply = self.session(req)
                 elif op == "quit":
                     self._reply({"ok": True})
                     return
@@ -341,8 +359,11 @@ class RunRecorder:
     """
 
     def __init__(self, root: str, features_dir: str, production_dirs: list[str],
-                 hook_files: list[str], trace: bool) -> None:
+                 hook_files: list[str], trace: bool, prod_root: str | None = None) -> None:
         self.root = root
+        # production is imported from the worker's own root even when the test runs in a
+        # workspace (which only symlinks it): report production paths relative to that root
+        self.prod_root = prod_root or root
         self.features_dir = features_dir.rstrip(os.sep) + os.sep
         self.production_dirs = [d.rstrip(os.sep) + os.sep for d in production_dirs]
         self.hook_files = set(hook_files)
@@ -442,7 +463,8 @@ class RunRecorder:
             if isinstance(path, str):
                 self.opened.add(os.path.abspath(path))
 
-    def run(self, runner, feature_path: str, lines: list[int]) -> dict[str, Any]:
+    def run(self, runner, feature_path: str, lines: list[int], features=None) -> dict[str, Any]:
+        """Run the selected scenarios; ``features`` may be pre-parsed (a forked caller's copy)."""
         from behave import model
         from behave.model_core import FileLocation
         from behave.runner import Context
@@ -498,8 +520,8 @@ class RunRecorder:
         StepRegistry.find_match = find_match
         model.Scenario.run = scenario_run
 
-        locations = [FileLocation(os.path.abspath(feature_path), int(line)) for line in lines]
-        features = parse_features(locations)
+        if features is None:
+            features = parse_features([FileLocation(os.path.abspath(feature_path), int(line)) for line in lines])
         runner.features = features
         runner.context = Context(runner)
         runner.undefined_steps.clear() if hasattr(runner.undefined_steps, "clear") else None
@@ -553,13 +575,13 @@ class RunRecorder:
                 for filename in data.measured_files():
                     lines_ = data.lines(filename) or []
                     if lines_:
-                        coverage_lines[_rel(self.root, filename)] = sorted(lines_)
+                        coverage_lines[_rel(self.prod_root, filename)] = sorted(lines_)
             result["trace"] = {
-                "direct": {str(k): sorted([_rel(self.root, f), ln, q] for f, ln, q in v)
+                "direct": {str(k): sorted([_rel(self.prod_root, f), ln, q] for f, ln, q in v)
                            for k, v in self.direct.items()},
-                "executed_when_then": sorted([_rel(self.root, f), ln, q]
+                "executed_when_then": sorted([_rel(self.prod_root, f), ln, q]
                                              for f, ln, q in self.executed_when_then),
-                "executed_other": sorted([_rel(self.root, f), ln, q]
+                "executed_other": sorted([_rel(self.prod_root, f), ln, q]
                                          for f, ln, q in self.executed_other),
                 "test_files": sorted({_rel(self.root, f) for f in self.test_files}),
                 "coverage": coverage_lines,
@@ -567,6 +589,164 @@ class RunRecorder:
                                  if p.startswith(self.features_dir)),
             }
         return result
+
+
+def materialize_workspace(root: str, features_dir: str, spec: dict[str, Any]) -> str:
+    """A copy of the project whose features tree keeps only some Python files.
+
+    Production and everything outside the features tree are symlinked from ``root``,
+    so production stays identical; non-Python files of the features tree (feature
+    files, fixtures, data) are symlinked too; Python files are kept only when listed in
+    ``keep_py`` (symlinked) or given in ``files`` (written: e.g. a prediction's test).
+    Each worker has its own root, so tests that write scratch files never race.
+    """
+    ws_root = os.path.join(os.path.dirname(root), "ws-" + os.path.basename(root), spec["key"])
+    if os.path.isdir(ws_root):
+        return ws_root
+    keep = set(spec.get("keep_py", []))
+    files: dict[str, str] = spec.get("files") or {}
+    features_rel = os.path.relpath(features_dir, root)
+    top = features_rel.split(os.sep)[0]
+    staging = f"{ws_root}.tmp{os.getpid()}"
+    os.makedirs(staging, exist_ok=True)
+    for name in os.listdir(root):
+        if name != top:
+            os.symlink(os.path.join(root, name), os.path.join(staging, name))
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        rel_dir = os.path.relpath(dirpath, root)
+        os.makedirs(os.path.join(staging, rel_dir), exist_ok=True)
+        for filename in filenames:
+            rel = os.path.normpath(os.path.join(rel_dir, filename))
+            if filename.endswith((".pyc", ".pyo")) or rel in files:
+                continue
+            if filename.endswith(".py") and rel not in keep:
+                continue
+            os.symlink(os.path.join(root, rel), os.path.join(staging, rel))
+    for rel, content in files.items():
+        path = os.path.join(staging, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(content)
+    # behave refuses to start without a steps directory (ConfigError)
+    os.makedirs(os.path.join(staging, features_rel, "steps"), exist_ok=True)
+    os.rename(staging, ws_root)
+    return ws_root
+
+
+def _run_passed(result: dict[str, Any], expected_units: int) -> bool:
+    """The pass condition of bench.frameworks.outcomes.classify_run (kept stdlib-only here)."""
+    if result.get("exit") != "ok" or result.get("load_error") or result.get("abort"):
+        return False
+    if result.get("hook_failures") or result.get("feature_hook_failed"):
+        return False
+    scenarios = result.get("scenarios", [])
+    return len(scenarios) == expected_units and all(s.get("status") == "passed" for s in scenarios)
+
+
+def _mutant_verdict(result: dict[str, Any], expected_units: int) -> dict[str, Any]:
+    elapsed = round(float(result.get("elapsed", 0.0)), 4)
+    if result.get("exit") == "timeout":
+        return {"verdict": "timeout", "elapsed": elapsed}
+    if result.get("exit") != "ok" and "passed" not in result:
+        return {"verdict": "killed", "elapsed": elapsed, "detail": str(result.get("error", "crashed"))[:300]}
+    if result.get("swap_error"):
+        return {"verdict": "fallback", "elapsed": elapsed, "detail": result["swap_error"][:300]}
+    if result.get("passed"):
+        return {"verdict": "survived", "elapsed": elapsed}
+    if not result.get("steps_ran"):
+        return {"verdict": "infra_no_step", "elapsed": elapsed, "detail": result.get("first_failure")}
+    return {"verdict": "killed", "elapsed": elapsed, "detail": result.get("first_failure")}
+
+
+def _find_code(code, qualname: str, first_line: int):
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        if current.co_qualname == qualname and current.co_firstlineno == first_line:
+            return current
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_qualname"))
+    return None
+
+
+def apply_span(text: str, line: int, col: int, end_line: int, end_col: int, replacement: str) -> str:
+    lines = text.splitlines(keepends=True)
+    before = "".join(lines[: line - 1]) + lines[line - 1][:col]
+    after = lines[end_line - 1][end_col:] + "".join(lines[end_line:])
+    return before + replacement + after
+
+
+def fork_call(fn, timeout: float) -> dict[str, Any]:
+    """Run ``fn`` in a forked child; its JSON-able dict result comes back through a pipe.
+
+    The child gets its own process group (killed as a whole on timeout) and dies with
+    its parent. A child that exits without reporting (os._exit, a signal) is ``crashed``.
+    """
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_fd)
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            _die_with_parent()
+            payload = json.dumps(fn()).encode()
+        except BaseException as exc:  # never let the child return into the caller's loop
+            payload = json.dumps({"exit": "worker_error", "error": f"{type(exc).__name__}: {exc}",
+                                  "traceback": traceback.format_exc()}).encode()
+            code = 1
+        try:
+            _write_all(write_fd, payload)
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    size = 0
+    deadline = started + timeout
+    timed_out = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _MAX_RESULT_BYTES:
+            break
+    os.close(read_fd)
+    if timed_out:
+        _kill_group(pid)
+    _, status = os.waitpid(pid, 0)
+    _kill_group(pid)  # anything the test left running in its process group
+    elapsed = time.monotonic() - started
+    if timed_out:
+        return {"exit": "timeout", "elapsed": elapsed}
+    raw = b"".join(chunks)
+    if not raw:
+        return {"exit": "crashed", "elapsed": elapsed, "wait_status": status,
+                "error": _describe_wait_status(status)}
+    try:
+        result = json.loads(raw)
+    except ValueError:
+        return {"exit": "crashed", "elapsed": elapsed, "error": "truncated result"}
+    result["elapsed"] = elapsed
+    return result
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _rel(root: str, filename: str) -> str:

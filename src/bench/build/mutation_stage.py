@@ -1,0 +1,124 @@
+"""Build stage IV: mutants, instance pools, ground-truth kills, assertion-dependent subset."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.frameworks.behave_worker import materialize_workspace
+from bench.frameworks.outcomes import classify_run
+from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
+from bench.model import GoldTest, Instance, Mutant
+from bench.mutation.executor import SessionOutcome, finish_session, pool_for, session_request
+from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES, generate_mutants
+from bench.testimpl import strip_step_bodies, then_step_targets
+
+
+def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str], python_path: list[str],
+                       instances: list[Instance], gold: dict[str, GoldTest], infrastructure_py: set[str],
+                       timeout: float, progress: Any) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+    started = time.perf_counter()
+    work = roots[0]
+    mutants = generate_mutants(work, production)
+    by_id = {m.id: m for m in mutants}
+    generated = time.perf_counter() - started
+    pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
+
+    # 1. the ground-truth test against its pool, in the original tree (the full suite's steps)
+    requests = [session_request(i.requirement.feature_file, i.requirement.run_lines, pools[i.id], timeout=timeout)
+                for i in instances]
+    progress.stage("ground-truth kills", len(requests))
+    with WorkerPool(replace(spec, preload=True), roots) as pool:
+        replies = pool.map(requests, on_result=lambda i, r: progress.advance())
+    outcomes: dict[str, SessionOutcome] = {}
+    for inst, reply in zip(instances, replies):
+        outcomes[inst.id] = finish_session(reply, by_id, work, python_path, inst.requirement.feature_file,
+                                           inst.requirement.run_lines, timeout)
+
+    # 2. the same test with its Then bodies emptied, against the ground-truth kills only
+    stripped_requests, stripped_for, targets_for = [], [], {}
+    for inst in instances:
+        record = gold[inst.id]
+        kills = outcomes[inst.id].killed
+        targets = then_step_targets(record)
+        targets_for[inst.id] = targets
+        if not kills or not targets:
+            continue
+        step_files = sorted({f.path for f in record.closure if f.role != "data"})
+        files = strip_step_bodies(work, step_files, targets)
+        workspace = {"key": "then-stripped-" + _digest(files), "keep_py": sorted(infrastructure_py), "files": files}
+        stripped_requests.append(session_request(inst.requirement.feature_file, inst.requirement.run_lines,
+                                                 [by_id[k] for k in sorted(kills)], workspace=workspace,
+                                                 timeout=timeout))
+        stripped_for.append(inst)
+    progress.stage("assertion-dependent subset", len(stripped_requests))
+    stripped_kills: dict[str, set[str]] = {}
+    stripped_broken = 0
+    if stripped_requests:
+        with WorkerPool(replace(spec, preload=False), roots) as pool:
+            replies = pool.map(stripped_requests, on_result=lambda i, r: progress.advance())
+        for inst, request, reply in zip(stripped_for, stripped_requests, replies):
+            clean = reply.get("clean", {})
+            if not classify_run(clean, len(inst.requirement.run_lines)).passed:
+                # without its checks the test no longer even passes: every kill depends on the checks
+                stripped_broken += 1
+                stripped_kills[inst.id] = set()
+                continue
+            fresh_root = Path(materialize_workspace(str(work), str(work / spec.features_dir), request["workspace"]))
+            outcome = finish_session(reply, by_id, fresh_root, python_path, inst.requirement.feature_file,
+                                     inst.requirement.run_lines, timeout)
+            stripped_kills[inst.id] = outcome.killed
+
+    updated: dict[str, GoldTest] = {}
+    for inst in instances:
+        outcome = outcomes[inst.id]
+        kills = outcome.killed
+        if not classify_run(outcome.clean, len(inst.requirement.run_lines)).passed:
+            # the clean run must pass for kills to mean anything; record it, score nothing
+            kills = set()
+        hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
+        hidden_kills = sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
+                                                      for f, a, b in hidden))
+        dependent = sorted(kills - stripped_kills.get(inst.id, kills)) if inst.id in stripped_kills else []
+        gold_targets = [b.binding for b in gold[inst.id].bindings
+                        if (b.binding.file, b.binding.line) in targets_for[inst.id]]
+        unique_targets = list({t.key: t for t in gold_targets}.values())
+        updated[inst.id] = gold[inst.id].model_copy(update={
+            "pool": sorted(m.id for m in pools[inst.id]),
+            "kills": sorted(kills),
+            "excluded_mutants": outcome.excluded,
+            "assertion_dependent": dependent,
+            "hidden_kills": hidden_kills,
+            "then_stripped_targets": unique_targets,
+        })
+    verdicts = Counter(v for o in outcomes.values() for v in o.verdicts.values())
+    pool_sizes = [len(p) for p in pools.values()]
+    kill_counts = [len(updated[i.id].kills) for i in instances]
+    summary = {
+        "generator_version": GENERATOR_VERSION,
+        "operator_families": list(OPERATOR_FAMILIES),
+        "mutants": len(mutants),
+        "mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
+        "mean_pool_size": round(sum(pool_sizes) / max(1, len(pool_sizes)), 2),
+        "mean_ground_truth_kills": round(sum(kill_counts) / max(1, len(kill_counts)), 2),
+        "mean_assertion_dependent_kills": round(
+            sum(len(updated[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
+        "scorable_instances": sum(1 for k in kill_counts if k),
+        "ground_truth_verdicts": dict(sorted(verdicts.items())),
+        "fresh_process_fallbacks": sum(o.fallbacks for o in outcomes.values()),
+        "then_stripped_not_passing": stripped_broken,
+        "generation_seconds": round(generated, 2),
+        "execution_seconds": round(time.perf_counter() - started - generated, 2),
+    }
+    return mutants, updated, summary
+
+
+def _digest(files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    return digest.hexdigest()[:16]

@@ -1,0 +1,114 @@
+"""Run one test against many mutants with the warm worker; fresh processes only as fallback.
+
+A *session* (behave_worker ``op=session``) does one coverage-traced clean run, marks
+mutants on lines the test never reaches as survived (``unreached``) without running
+them, and forks once per reached mutant with the mutated function's code swapped in.
+Mutants whose function body ran at import time cannot be replayed by a swap; the
+worker marks them ``fallback`` and this module runs them in a fresh process with the
+mutant written to disk (the reference semantics).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.model import Mutant
+from bench.mutation.fresh import run_fresh
+
+# Verdicts that make the instance–mutant pair unusable (SPEC §2-IV: excluded, counted).
+INFRASTRUCTURE = frozenset({"timeout", "infra_no_step"})
+
+
+def manifest_path(dataset_dir: Path, project: str) -> Path:
+    return Path(dataset_dir) / "mutants" / f"{project}.jsonl"
+
+
+def write_manifest(dataset_dir: Path, project: str, mutants: list[Mutant]) -> Path:
+    path = manifest_path(dataset_dir, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for mutant in mutants:
+            fh.write(mutant.model_dump_json() + "\n")
+    return path
+
+
+def load_manifest(dataset_dir: Path, project: str) -> dict[str, Mutant]:
+    path = manifest_path(dataset_dir, project)
+    out: dict[str, Mutant] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                mutant = Mutant.model_validate_json(line)
+                out[mutant.id] = mutant
+    return out
+
+
+def pool_for(manifest: dict[str, Mutant] | list[Mutant], covered: dict[str, list[int]]) -> list[Mutant]:
+    """U_i (Eq. 2): mutants whose source lines intersect the lines the test covers."""
+    mutants = manifest.values() if isinstance(manifest, dict) else manifest
+    covered_sets = {f: set(v) for f, v in covered.items()}
+    return [m for m in mutants if covered_sets.get(m.file, set()).intersection(m.lines)]
+
+
+@dataclass
+class SessionOutcome:
+    clean: dict[str, Any]
+    verdicts: dict[str, str] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+    fallbacks: int = 0
+
+    def ids(self, verdict: str) -> list[str]:
+        return sorted(k for k, v in self.verdicts.items() if v == verdict)
+
+    @property
+    def killed(self) -> set[str]:
+        return {k for k, v in self.verdicts.items() if v == "killed"}
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        return {k: v for k, v in self.verdicts.items() if v in INFRASTRUCTURE}
+
+
+def session_request(feature: str, lines: list[int], mutants: list[Mutant], workspace: dict | None = None,
+                    timeout: float = 120.0) -> dict[str, Any]:
+    request: dict[str, Any] = {"op": "session", "feature": feature, "lines": lines, "timeout": timeout,
+                               "mutants": [m.model_dump(mode="json") for m in mutants]}
+    if workspace is not None:
+        request["workspace"] = workspace
+    return request
+
+
+def finish_session(reply: dict[str, Any], mutants: dict[str, Mutant], fresh_root: Path | None,
+                   python_path: list[str], feature: str, lines: list[int],
+                   timeout: float = 120.0) -> SessionOutcome:
+    """Turn a session reply into verdicts, running ``fallback`` mutants fresh."""
+    if reply.get("exit") not in (None, "ok") and "clean" not in reply:
+        return SessionOutcome(clean={"exit": reply.get("exit"), "error": reply.get("error", "")})
+    outcome = SessionOutcome(clean=reply.get("clean", {}))
+    for mutant_id, record in (reply.get("mutants") or {}).items():
+        verdict = record["verdict"]
+        if verdict == "fallback" and fresh_root is not None:
+            fresh = run_fresh(fresh_root, python_path, feature, lines, mutants[mutant_id], timeout=timeout)
+            verdict = fresh.verdict
+            outcome.fallbacks += 1
+        elif verdict == "unreached":
+            verdict = "survived"
+        outcome.verdicts[mutant_id] = verdict
+        if record.get("detail"):
+            outcome.details[mutant_id] = str(record["detail"])[:300]
+    return outcome
+
+
+def summarize(outcomes: list[SessionOutcome]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        for verdict in outcome.verdicts.values():
+            counts[verdict] = counts.get(verdict, 0) + 1
+    return {"verdicts": counts, "fallbacks": sum(o.fallbacks for o in outcomes)}
+
+
+def dump(outcome: SessionOutcome) -> str:
+    return json.dumps({"verdicts": outcome.verdicts, "fallbacks": outcome.fallbacks})
