@@ -31,7 +31,7 @@ MINI_FILES = {
 
 
         def _check(value):
-            if value < 0:
+            if value < 0 or value > LIMIT:
                 raise ValueError("negative")
             return value
 
@@ -44,7 +44,7 @@ MINI_FILES = {
 
             def add(self, amount: int) -> int:
                 """Add and return the total."""
-                self.total = self.total + _check(amount)
+                self.total = min(self.total + _check(amount), _default_limit(2))
                 return self.total
 
             @property
@@ -67,6 +67,13 @@ MINI_FILES = {
                 with open(path) as fh:
                     start = int(fh.read().strip())
             return Calculator(start)
+
+
+        def _default_limit(scale=1):
+            return 1000 * scale
+
+
+        LIMIT = _default_limit()  # runs at import time: its mutants need a re-import
     ''',
     "features/environment.py": """
         import os

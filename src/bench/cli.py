@@ -64,6 +64,8 @@ def build(
     name: Annotated[str | None, typer.Option(help="Project name in instance ids (default: from the source).")] = None,
     install_deps: Annotated[bool, typer.Option(help="pip-install the project's missing runtime dependencies.")] = False,
     mutants: Annotated[bool, typer.Option(help="Generate mutants and record ground-truth kills (stage IV).")] = True,
+    isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
+                                                "(no network, read-only production); auto uses it when installed.")] = "auto",
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -81,7 +83,7 @@ def build(
       req2test build python-docx==1.2.0 -o datasets/python-docx --install-deps
     """
     options = BuildOptions(runs=runs, timeout=timeout, shared_threshold=shared_threshold, name=name,
-                           install_deps=install_deps, force=force, mutants=mutants)
+                           install_deps=install_deps, force=force, mutants=mutants, isolation=isolation)
     if workers:
         options.workers = workers
     progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
@@ -117,8 +119,97 @@ def summary(
     print_summary(dataset)
 
 
+def evaluate_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
+    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="predictions.jsonl: one prediction a line.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created; an existing one resumes).")],
+    workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    timeout: Annotated[float, typer.Option(help="Seconds the test may run (SPEC: 600).", min=1)] = 600.0,
+    instance: Annotated[list[str] | None, typer.Option("--instance", help="Evaluate only these ids (repeatable).")] = None,
+    resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
+    isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
+                                                "(no network, read-only production); auto uses it when installed.")] = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Score generated test implementations: stage outcome, API-call F1, coverage Jaccard,
+    mutant-kill recall and KillComplete@1, with 95% cluster-bootstrap CIs.
+
+    A prediction is one JSON object a line: {"instance_id": ..., "files": {path: content},
+    "metadata": {...}} (see `req2test schema prediction`). Only files under the features
+    directory are test code; a prediction that writes anything else is rejected.
+    RUN_DIR/results.jsonl is an append-only journal: rerunning the same command on the
+    same RUN_DIR resumes where it stopped.
+
+    Examples:
+
+      req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/mine
+
+      req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/one --instance tinyshop/features/cart.feature:13
+    """
+    from bench.evaluate import EvaluateOptions, EvaluationError, evaluate
+
+    if isolation not in ("auto", "bwrap", "none"):
+        raise fail(f"--isolation must be auto, bwrap or none, not {isolation!r}")
+    options = EvaluateOptions(timeout=timeout, instances=instance or None, resamples=resamples, isolation=isolation)
+    if workers:
+        options.workers = workers
+    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        summary_data = evaluate(dataset, predictions, output, options, progress)
+    except EvaluationError as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished instances are kept in {output}/results.jsonl, rerun to resume", 130) from None
+    finally:
+        progress.close()
+    print_run_summary(summary_data, title=str(output))
+
+
+def calibrate_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the oracle/empty/then-stripped runs.")],
+    workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Evaluate three reference prediction sets made from the ground truth: oracle (must be
+    100% kill-complete), empty (must kill nothing) and then-stripped (in between).
+
+    Example:
+
+      req2test calibrate datasets/tinyshop -o runs/calibration
+    """
+    from bench.calibrate import calibrate
+    from bench.evaluate import EvaluateOptions, EvaluationError
+
+    options = EvaluateOptions()
+    if workers:
+        options.workers = workers
+    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        summaries = calibrate(dataset, output, options, progress)
+    except EvaluationError as exc:
+        raise fail(str(exc)) from None
+    finally:
+        progress.close()
+    for name, data in summaries.items():
+        print_run_summary(data, title=f"{output}/{name}")
+
+
+def print_run_summary(data: dict, title: str) -> None:
+    table = Table("metric", "value", "95% CI", "n", title=f"{title}  (N={data['n']}, N_exec={data['n_exec']})")
+    for key in ("pass_at_1", "kill_complete_at_1", "kill_complete_relaxed_at_1", "api_f1", "coverage_jaccard",
+                "mutant_recall", "assertion_dependent_recall", "hidden_recall"):
+        metric = data[key]
+        table.add_row(key, f"{metric['value']:.3f}", f"[{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]",
+                      str(metric["n"]))
+    out.print(table)
+    out.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in data["outcomes"].items() if v))
+    if data["exclusions"]:
+        out.print("excluded (infrastructure): " + ", ".join(f"{k} {v}" for k, v in data["exclusions"].items()))
+
+
 def schema(
-    name: Annotated[str, typer.Argument(help="instance, gold or dataset-card.")],
+    name: Annotated[str, typer.Argument(help="prediction, result, summary, instance, gold or dataset-card.")],
 ) -> None:
     """Print the JSON Schema of one of the dataset's record types.
 
@@ -159,6 +250,6 @@ def print_summary(dataset_dir: Path) -> None:
         out.print(f"  mutants: {m['mutants']} ({', '.join(f'{k} {v}' for k, v in m['mutants_per_operator'].items())})")
         out.print(f"  mean pool {m['mean_pool_size']}, mean ground-truth kills {m['mean_ground_truth_kills']}, "
                   f"mean assertion-dependent kills {m['mean_assertion_dependent_kills']}, scorable instances "
-                  f"{m['scorable_instances']}, fresh-process fallbacks {m['fresh_process_fallbacks']}")
+                  f"{m['scorable_instances']}, import-time mutant runs {m['fresh_process_fallbacks']}")
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in card.stage_seconds.items())
     out.print(f"stage times: {stages}")

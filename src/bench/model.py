@@ -221,6 +221,7 @@ class Mutant(Frozen):
     lines: list[int] = Field(description="source lines the coverage mapping assigns to the mutant")
     scope: tuple[int, int] = Field(description="first/last line of the enclosing module-level statement; "
                                    "compiling just these lines rebuilds the mutated function")
+    function_end: int = Field(0, description="last line of the enclosing non-nested function")
 
 
 # --------------------------------------------------------------------------- dataset card
@@ -275,5 +276,101 @@ class DatasetCard(Frozen):
     exclusions: list[Exclusion]
     hidden_rule: dict[str, float | str]
     mutation: dict[str, Any] = Field(default_factory=dict, description="generator version, counts, timings")
+    isolation: str = Field("none", description="bwrap: scenarios ran without network, production read-only")
     stage_seconds: dict[str, float]
     files: dict[str, str] = Field(description="relative path -> sha256 of every dataset artifact")
+
+
+# --------------------------------------------------------------------------- predictions
+class GenerationMetadata(BaseModel):
+    """What the generator reports about one generation (all optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str | None = None
+    model: str | None = None
+    reasoning: str | None = None
+    view: Literal["th", "ah"] | None = None
+    wall_seconds: float | None = None
+    llm_calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Prediction(BaseModel):
+    """One generated test implementation: test-side files by path (relative to the project root)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    files: dict[str, str] = Field(description="path -> content, e.g. features/steps/cart_steps.py")
+    metadata: GenerationMetadata = Field(default_factory=GenerationMetadata)
+
+
+# --------------------------------------------------------------------------- results
+class Outcome(str, Enum):
+    """The stage ladder of SPEC §3: success, or the first failing stage."""
+
+    generation_failure = "generation_failure"
+    build_failure = "build_failure"
+    binding_failure = "binding_failure"
+    execution_failure = "execution_failure"
+    assertion_failure = "assertion_failure"
+    passed = "pass"
+    infrastructure_failure = "infrastructure_failure"  # recorded apart, excluded from N_exec
+
+
+class InstanceResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    project: str
+    feature_file: str
+    outcome: Outcome
+    detail: str = ""
+    api_f1: float | None = Field(None, description="None where the ground truth calls no production method")
+    coverage_jaccard: float
+    mutant_recall: float | None = Field(None, description="None where the ground truth kills nothing")
+    kill_complete: bool
+    kill_complete_relaxed: bool
+    assertion_dependent_recall: float | None = None
+    hidden_recall: float | None = None
+    ground_truth_kills: int
+    generated_kills: int
+    mutant_timeouts: int = 0
+    fresh_fallbacks: int = 0
+    generated_api_calls: list[str] = Field(default_factory=list)
+    rejected_paths: list[str] = Field(default_factory=list)
+    evaluation_seconds: float
+    metadata: GenerationMetadata = Field(default_factory=GenerationMetadata)
+
+
+class MetricSummary(BaseModel):
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int = Field(description="instances contributing to the mean")
+
+
+class RunSummary(BaseModel):
+    dataset: str
+    predictions_sha256: str
+    n: int = Field(description="planned instances")
+    n_exec: int = Field(description="instances with one of the six outcomes")
+    pass_at_1: MetricSummary
+    kill_complete_at_1: MetricSummary
+    kill_complete_relaxed_at_1: MetricSummary
+    api_f1: MetricSummary
+    coverage_jaccard: MetricSummary
+    mutant_recall: MetricSummary
+    assertion_dependent_recall: MetricSummary
+    hidden_recall: MetricSummary
+    outcomes: dict[str, int]
+    exclusions: dict[str, int] = Field(description="infrastructure failures by reason")
+    per_project: dict[str, dict[str, float]]
+    efficiency: dict[str, float | None]
+    bootstrap: dict[str, int | str]
+    isolation: str = Field("none", description="bwrap: the tests ran without network, production read-only")

@@ -8,9 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.model import DatasetCard, GoldTest, Instance
+from bench.model import DatasetCard, GoldTest, Instance, InstanceResult, Prediction, RunSummary
 
 SCHEMAS: dict[str, type[BaseModel]] = {
+    "prediction": Prediction,
+    "result": InstanceResult,
+    "summary": RunSummary,
     "instance": Instance,
     "gold": GoldTest,
     "dataset-card": DatasetCard,

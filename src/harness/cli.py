@@ -23,6 +23,8 @@ app = typer.Typer(
 )
 app.command("build")(bench_cli.build)
 app.command("summary")(bench_cli.summary)
+app.command("evaluate")(bench_cli.evaluate_command)
+app.command("calibrate")(bench_cli.calibrate_command)
 app.command("schema")(bench_cli.schema)
 
 

@@ -1,13 +1,18 @@
-"""The real corpus: python-docx 1.2.0's own behave suite, from PyPI (slow: ~1 minute)."""
+"""The real corpus: python-docx 1.2.0's own behave suite, from PyPI (slow: a full build with
+mutants, then calibration on a sample of its instances)."""
 
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
 import pytest
 
 from bench.build.pipeline import BuildOptions, build_dataset
+from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, evaluate
 
 pytestmark = pytest.mark.slow
 
@@ -51,3 +56,31 @@ def test_python_docx_dataset(docx_dataset: Path) -> None:
     assert outline.requirement.run_lines == [13, 14, 15, 16, 17, 18]
     assert {b.scenario_line for b in gold[outline.id].bindings} == {13, 14, 15, 16, 17, 18}
     assert sum(1 for i in dataset.instances if i.target_interfaces) >= 0.95 * project.instances
+
+    # stage IV: pools, kills, assertion-dependent subsets
+    mutation = dataset.card.mutation
+    assert mutation["mutants"] > 2000
+    assert set(mutation["mutants_per_operator"]) == set(mutation["operator_families"])
+    assert all(set(record.kills) <= set(record.pool) for record in gold.values())
+    assert all(set(record.assertion_dependent) <= set(record.kills) for record in gold.values())
+    assert mutation["scorable_instances"] >= 0.95 * project.instances
+    assert 20 < mutation["mean_ground_truth_kills"] < mutation["mean_pool_size"]
+
+
+def test_calibration_on_a_sample(docx_dataset: Path, tmp_path: Path) -> None:
+    sets = calibration_predictions(docx_dataset)
+    ids = sorted(p.instance_id for p in sets["oracle"])
+    sample = sorted(random.Random(0).sample(ids, 40))
+    summaries = {}
+    for name, predictions in sets.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(p.model_dump_json() + "\n" for p in predictions if p.instance_id in sample))
+        summaries[name] = evaluate(docx_dataset, path, tmp_path / name,
+                                   EvaluateOptions(instances=sample, resamples=500))
+    oracle, empty, stripped = summaries["oracle"], summaries["empty"], summaries["then-stripped"]
+    assert oracle["pass_at_1"]["value"] == 1.0
+    assert oracle["kill_complete_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
+    assert oracle["api_f1"]["value"] == 1.0 and oracle["coverage_jaccard"]["value"] == 1.0
+    assert empty["mutant_recall"]["value"] == 0.0 and empty["kill_complete_at_1"]["value"] == 0.0
+    assert 0.0 < stripped["mutant_recall"]["value"] < 1.0
+    assert stripped["kill_complete_at_1"]["value"] < oracle["kill_complete_at_1"]["value"]

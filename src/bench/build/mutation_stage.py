@@ -9,11 +9,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.frameworks.behave_worker import materialize_workspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
 from bench.model import GoldTest, Instance, Mutant
-from bench.mutation.executor import SessionOutcome, finish_session, pool_for, session_request
+from bench.mutation.executor import (
+    SessionOutcome,
+    collect_session,
+    fallback_jobs,
+    pool_for,
+    resolve_fallbacks,
+    session_request,
+)
 from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES, generate_mutants
 from bench.testimpl import strip_step_bodies, then_step_targets
 
@@ -35,9 +41,15 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     with WorkerPool(replace(spec, preload=True), roots) as pool:
         replies = pool.map(requests, on_result=lambda i, r: progress.advance())
     outcomes: dict[str, SessionOutcome] = {}
+    jobs = []
     for inst, reply in zip(instances, replies):
-        outcomes[inst.id] = finish_session(reply, by_id, work, python_path, inst.requirement.feature_file,
-                                           inst.requirement.run_lines, timeout)
+        outcomes[inst.id] = collect_session(reply)
+        jobs += fallback_jobs(inst.id, outcomes[inst.id], by_id, inst.requirement.feature_file,
+                              inst.requirement.run_lines)
+    packages = list(spec.import_packages)
+    if jobs:
+        with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
+            resolve_fallbacks(pool, jobs, packages, progress)
 
     # 2. the same test with its Then bodies emptied, against the ground-truth kills only
     stripped_requests, stripped_for, targets_for = [], [], {}
@@ -61,6 +73,8 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     if stripped_requests:
         with WorkerPool(replace(spec, preload=False), roots) as pool:
             replies = pool.map(stripped_requests, on_result=lambda i, r: progress.advance())
+        stripped_outcomes: dict[str, SessionOutcome] = {}
+        jobs = []
         for inst, request, reply in zip(stripped_for, stripped_requests, replies):
             clean = reply.get("clean", {})
             if not classify_run(clean, len(inst.requirement.run_lines)).passed:
@@ -68,10 +82,14 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
                 stripped_broken += 1
                 stripped_kills[inst.id] = set()
                 continue
-            fresh_root = Path(materialize_workspace(str(work), str(work / spec.features_dir), request["workspace"]))
-            outcome = finish_session(reply, by_id, fresh_root, python_path, inst.requirement.feature_file,
-                                     inst.requirement.run_lines, timeout)
-            stripped_kills[inst.id] = outcome.killed
+            stripped_outcomes[inst.id] = collect_session(reply)
+            jobs += fallback_jobs(inst.id, stripped_outcomes[inst.id], by_id, inst.requirement.feature_file,
+                                  inst.requirement.run_lines, request["workspace"])
+        if jobs:
+            with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
+                resolve_fallbacks(pool, jobs, packages, progress)
+        for inst_id, outcome in stripped_outcomes.items():
+            stripped_kills[inst_id] = outcome.killed
 
     updated: dict[str, GoldTest] = {}
     for inst in instances:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from bench import __version__
 from bench.build.analysis import TracedScenario, analyse_calls, hidden_functions
 from bench.build.closure import TestSide
+from bench.isolation import IsolationError, resolve_mode
 from bench.build.mutation_stage import run_mutation_stage
 from bench.mutation.executor import write_manifest
 from bench.build.relations import RelationInput, compute_relations
@@ -78,6 +79,7 @@ class BuildOptions:
     install_deps: bool = False
     force: bool = False
     mutants: bool = True
+    isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
     name: str | None = None
     cache_dir: Path | None = None
 
@@ -194,8 +196,13 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
     packages = sorted({Path(p).stem if p.endswith(".py") else Path(p).name for p in source.production})
+    try:
+        isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+    except IsolationError as exc:
+        raise BuildError(str(exc)) from exc
     spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path,
-                      production=source.production, import_packages=packages, preload=True)
+                      production=source.production, import_packages=packages, preload=True,
+                      isolation=isolation)
     try:
         with WorkerPool(spec, roots) as pool:
             init = pool.init_reply
@@ -266,7 +273,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
     with timer("write"):
         card = _write(out_dir, project, source, instances, gold, exclusions, timer, options,
                       features_total, scenarios_total, shadowed, warnings, sorted(import_time),
-                      mutants, mutation)
+                      mutants, mutation, spec.isolation)
     return card
 
 
@@ -396,7 +403,8 @@ def _id_order(instance_id: str) -> tuple[str, int]:
 def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
            gold: dict[str, GoldTest], exclusions: list[Exclusion], timer: StageTimer,
            options: BuildOptions, features_total: int, scenarios_total: int, shadowed: int,
-           warnings: list[str], import_time: list[str], mutants: list, mutation: dict[str, Any]) -> DatasetCard:
+           warnings: list[str], import_time: list[str], mutants: list, mutation: dict[str, Any],
+           isolation: str) -> DatasetCard:
     staging = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -442,6 +450,7 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
                      "rule": instances[0].view.hidden_rule if instances else ""},
         stage_seconds=dict(timer.seconds),
         mutation=mutation,
+        isolation=isolation,
         files=files)
     (staging / "dataset.json").write_text(json.dumps(card.model_dump(mode="json"), indent=2) + "\n",
                                           encoding="utf-8")

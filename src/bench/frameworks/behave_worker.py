@@ -24,6 +24,7 @@ Requests (one JSON object a line):
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pkgutil
@@ -40,6 +41,16 @@ from typing import Any
 TRAMPOLINES = frozenset({"__get__", "__set__", "__call__", "__delete__"})
 
 _MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+# (step type, step text) -> behave Match, filled by a session before it forks per mutant:
+# every mutant run binds the same steps, so matching them once saves ~1/3 of a run.
+MATCH_CACHE: dict[tuple[str, str], Any] = {}
+
+import __future__  # noqa: E402
+
+_FUTURE_FLAGS = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 
 
 def _abspath(root: str, filename: str) -> str:
@@ -59,6 +70,8 @@ class Worker:
         self.preloaded = False
         self.load_error: str | None = None
         self.import_time: set[tuple[str, int, str]] = set()
+        self.import_lines: dict[str, set[int]] = {}
+        self.import_packages: list[str] = []
 
     # ------------------------------------------------------------------ init
     def init(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +85,7 @@ class Worker:
         import behave.model  # noqa: F401
         import behave.runner  # noqa: F401
 
+        self.import_packages = list(req.get("import_packages", []))
         import_time: set[tuple[str, int, str]] = set()
         prod_prefixes = tuple(d.rstrip(os.sep) + os.sep for d in self.production_dirs)
 
@@ -84,12 +98,25 @@ class Worker:
                 if path.startswith(prod_prefixes):
                     import_time.add((_rel(self.root, path), code.co_firstlineno, code.co_qualname))
 
+        cov = None
+        try:  # which production lines run while the package imports (mutant fallback rule)
+            import coverage
+            cov = coverage.Coverage(data_file=None, config_file=False,
+                                    source=[d.rstrip(os.sep) for d in self.production_dirs])
+            cov.start()
+        except ImportError:
+            cov = None
         sys.setprofile(record_import_time)
         try:
             import_errors = self._import_production(req.get("import_packages", []))
         finally:
             sys.setprofile(None)
+            if cov is not None:
+                cov.stop()
         self.import_time = import_time
+        if cov is not None:
+            data = cov.get_data()
+            self.import_lines = {_rel(self.root, f): set(data.lines(f) or []) for f in data.measured_files()}
         if req.get("preload"):
             self.runner, self.load_error = self._make_runner(self.features_dir, load=True)
             self.preloaded = True
@@ -249,13 +276,30 @@ class Worker:
         from behave.model_core import FileLocation
         from behave.runner_util import parse_features
         parsed = parse_features([FileLocation(feature, int(line)) for line in lines])
+        from behave.step_registry import registry as step_registry
+        wanted = {int(line) for line in lines}
+        unbound = sorted({f"{step.line}: {step.name}" for feat in parsed for scenario in feat.walk_scenarios()
+                          if scenario.line in wanted for step in scenario.all_steps
+                          if step_registry.find_match(step) is None})
         clean = fork_call(lambda: recorder(True).run(runner, feature, lines, parsed), float(req.get("timeout", 120.0)))
-        out: dict[str, Any] = {"clean": clean, "mutants": {}}
+        out: dict[str, Any] = {"clean": clean, "mutants": {}, "unbound": unbound}
         mutants = req.get("mutants") or []
         if not mutants or not _run_passed(clean, len(lines)):
             return out
         covered = {f: set(v) for f, v in clean.get("trace", {}).get("coverage", {}).items()}
         functions = self._function_index()
+        for feat in parsed:
+            for scenario in feat.walk_scenarios():
+                for step in scenario.all_steps:
+                    match = step_registry.find_match(step)
+                    if match is not None:
+                        MATCH_CACHE[(step.step_type, step.name)] = match
+        # behave records a stack summary per context attribute; linecache would stat every
+        # file of the stack each time. Source files do not change under a session.
+        import linecache
+        linecache.checkcache = lambda filename=None: None
+        gc.collect()
+        gc.freeze()  # keep the warm heap out of later collections (fewer copy-on-write faults)
         texts: dict[str, str] = {}
         limit = max(float(req.get("mutant_timeout_min", 2.0)),
                     float(req.get("mutant_timeout_factor", 10.0)) * float(clean.get("elapsed", 0.1)))
@@ -263,19 +307,78 @@ class Worker:
             if not set(mutant["lines"]) & covered.get(mutant["file"], set()):
                 out["mutants"][mutant["id"]] = {"verdict": "unreached"}
                 continue
-            key = (_abspath(self.root, mutant["file"]), int(mutant["function_line"]), mutant["function"])
-            if (mutant["file"], key[1], key[2]) in self.import_time or key not in functions:
-                # its body ran while the package imported (or no live function holds it):
-                # swapping code now would not replay that, so a fresh process must decide
-                out["mutants"][mutant["id"]] = {"verdict": "fallback", "detail": "import-time or unbound function"}
+            mutated_lines = set(range(int(mutant["line"]), int(mutant["end_line"]) + 1))
+            if mutated_lines & self.import_lines.get(mutant["file"], set()):
+                # the mutated code ran while the package imported: swapping code afterwards
+                # cannot replay that, so a fresh process with the mutant on disk decides
+                out["mutants"][mutant["id"]] = {"verdict": "fallback", "detail": "mutated code runs at import time"}
                 continue
+            path = _abspath(self.root, mutant["file"])
             if mutant["file"] not in texts:
-                with open(key[0], encoding="utf-8") as fh:
+                with open(path, encoding="utf-8") as fh:
                     texts[mutant["file"]] = fh.read()
             result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
-                                                          texts[mutant["file"]], functions[key]), limit)
+                                                          texts[mutant["file"]], path, functions), limit)
             out["mutants"][mutant["id"]] = _mutant_verdict(result, len(lines))
         return out
+
+    def import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
+        """One mutant, many tests: import the production package with the mutant applied
+        (the mutant is served by an import hook, as if written to disk), then run each test.
+
+        For mutants whose code runs at import time, which a code swap cannot replay. The
+        worker must not have imported production itself (``import_packages`` empty at init).
+        """
+        return fork_call(lambda: self._import_mutant(req), float(req.get("session_timeout", 7200.0)))
+
+    def _import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        mutant = req["mutant"]
+        path = _abspath(self.root, mutant["file"])
+        with open(path, encoding="utf-8") as fh:
+            source = apply_span(fh.read(), mutant["line"], mutant["col"], mutant["end_line"], mutant["end_col"],
+                                mutant["replacement"])
+        _install_source_override(path, source)
+        verdicts: dict[str, Any] = {}
+        errors = self._import_production(req.get("packages", []))
+        if any(name in errors for name in req.get("packages", [])):
+            # the package no longer imports: every test fails before its first step
+            return {"verdicts": {run["key"]: {"verdict": "infra_no_step", "detail": "production import fails"}
+                                 for run in req["runs"]}}
+        shared_runner = None
+        for run in req["runs"]:
+            limit = float(run.get("timeout", 60.0))
+            if run.get("workspace"):
+                result = fork_call(lambda: self._run_in_workspace(run), limit)
+            else:
+                if shared_runner is None:
+                    os.chdir(self.root)
+                    shared_runner = self._make_runner(self.features_dir, load=True)
+                runner, load_error = shared_runner
+                if load_error:
+                    verdicts[run["key"]] = {"verdict": "infra_no_step", "detail": load_error.splitlines()[0][:300]}
+                    continue
+                feature = os.path.join(self.root, run["feature"])
+                recorder = RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
+                                       trace=False)
+                result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),
+                                                          len(run["lines"])), limit)
+            verdicts[run["key"]] = _mutant_verdict(result, len(run["lines"]))
+        return {"verdicts": verdicts}
+
+    def _run_in_workspace(self, run: dict[str, Any]) -> dict[str, Any]:
+        ws_root = self.materialize_workspace(run["workspace"])
+        features_dir = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
+        os.chdir(ws_root)
+        runner, load_error = self._make_runner(features_dir, load=True)
+        if load_error:
+            return {"passed": False, "steps_ran": 0, "first_failure": load_error.splitlines()[0][:300]}
+        recorder = RunRecorder(ws_root, features_dir, self.production_dirs, self.hook_files, trace=False,
+                               prod_root=self.root)
+        return _summarize_run(recorder.run(runner, os.path.join(ws_root, run["feature"]), run["lines"]),
+                              len(run["lines"]))
 
     def _function_index(self) -> dict[tuple[str, int, str], list[Any]]:
         """Every live production function, by its code identity (scanned once per session)."""
@@ -294,31 +397,40 @@ class Worker:
 
     @staticmethod
     def _mutant_child(runner, recorder, feature: str, lines: list[int], parsed, mutant: dict[str, Any],
-                      text: str, targets: list[Any]) -> dict[str, Any]:
+                      text: str, path: str, functions: dict[tuple[str, int, str], list[Any]]) -> dict[str, Any]:
         mutated = apply_span(text, mutant["line"], mutant["col"], mutant["end_line"], mutant["end_col"],
                              mutant["replacement"]).splitlines(keepends=True)
-        start, end = mutant["scope"]
-        # compile only the enclosing module-level statement, at its original line numbers
-        chunk = "\n" * (start - 1) + "".join(mutated[start - 1: end])
-        filename = targets[0].__code__.co_filename
+        chunk = _function_chunk(mutated, mutant)
+        sample = next((f[0].__code__ for k, f in functions.items() if k[0] == path), None)
+        filename = sample.co_filename if sample is not None else path
+        # the module's __future__ imports (e.g. annotations) are not in the chunk: keep their flags
+        flags = (sample.co_flags & _FUTURE_FLAGS) if sample is not None else 0
         try:
-            module_code = compile(chunk, filename, "exec", dont_inherit=True)
+            module_code = compile(chunk, filename, "exec", flags=flags, dont_inherit=True)
         except SyntaxError as exc:
             return {"swap_error": f"does not compile: {exc}"}
-        new_code = _find_code(module_code, mutant["function"], int(mutant["function_line"]))
-        if new_code is None:
-            return {"swap_error": "mutated function not found"}
-        try:
-            for func in targets:
-                func.__code__ = new_code
-        except ValueError as exc:  # closure layout changed
-            return {"swap_error": str(exc)}
-        result = recorder(False).run(runner, feature, lines, parsed)
-        return {"passed": _run_passed(result, len(lines)),
-                "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
-                "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
-                                       for s in result.get("steps", [])
-                                       if s.get("status") in ("failed", "error", "undefined")), None)}
+        # Swap every live function whose code spans the mutated line: the mutated function,
+        # the functions around it, and closures made from it earlier (a factory that ran at
+        # import time made them) — all at once, before the test runs.
+        swaps = []
+        stack = [c for c in module_code.co_consts if hasattr(c, "co_qualname")]
+        while stack:
+            code = stack.pop()
+            stack.extend(c for c in code.co_consts if hasattr(c, "co_qualname"))
+            code_lines = [ln for _, _, ln in code.co_lines() if ln is not None]
+            if not code_lines or not (code.co_firstlineno <= mutant["line"] <= max(code_lines)):
+                continue
+            for func in functions.get((path, code.co_firstlineno, code.co_qualname), []):
+                if len(func.__code__.co_freevars) != len(code.co_freevars):
+                    # e.g. removing `super(...)` drops the __class__ cell: not swappable
+                    return {"swap_error": f"closure layout of {code.co_qualname} changes"}
+                swaps.append((func, code))
+        for func, code in swaps:
+            func.__code__ = code
+        swapped = len(swaps)
+        if not swapped:
+            return {"swap_error": "no live function holds the mutated code"}
+        return _summarize_run(recorder(False).run(runner, feature, lines, parsed), len(lines))
 
     # ------------------------------------------------------------------ loop
     def serve(self, stdin) -> None:
@@ -337,6 +449,8 @@ class Worker:
                     reply = self.run(req)
                 elif op == "session":
                     reply = self.session(req)
+                elif op == "import_mutant":
+                    reply = self.import_mutant(req)
                 elif op == "quit":
                     self._reply({"ok": True})
                     return
@@ -510,7 +624,7 @@ class RunRecorder:
                     entry["error_origin"] = _origin(recorder.root, exc)
 
         def find_match(registry, step):
-            match = original_find_match(registry, step)
+            match = MATCH_CACHE.get((step.step_type, step.name)) or original_find_match(registry, step)
             if match is not None and recorder.step_stack:
                 recorder.step_stack[-1]["binding"] = _step_def_ref(
                     recorder.root, match.func, match.location)
@@ -550,6 +664,10 @@ class RunRecorder:
                 sys.setprofile(None)
                 if cov is not None:
                     cov.stop()
+            # undo the instrumentation (matters only when a caller runs twice in-process)
+            model.Step.run = original_step_run
+            StepRegistry.find_match = original_find_match
+            model.Scenario.run = original_scenario_run
         scenarios = []
         for feature in features:
             for scenario in feature.walk_scenarios():
@@ -630,7 +748,13 @@ def materialize_workspace(root: str, features_dir: str, spec: dict[str, Any]) ->
             fh.write(content)
     # behave refuses to start without a steps directory (ConfigError)
     os.makedirs(os.path.join(staging, features_rel, "steps"), exist_ok=True)
-    os.rename(staging, ws_root)
+    try:
+        os.rename(staging, ws_root)
+    except OSError:
+        if not os.path.isdir(ws_root):  # lost a race with another creator: theirs is identical
+            raise
+        import shutil
+        shutil.rmtree(staging, ignore_errors=True)
     return ws_root
 
 
@@ -644,14 +768,48 @@ def _run_passed(result: dict[str, Any], expected_units: int) -> bool:
     return len(scenarios) == expected_units and all(s.get("status") == "passed" for s in scenarios)
 
 
+def _summarize_run(result: dict[str, Any], expected_units: int) -> dict[str, Any]:
+    return {"passed": _run_passed(result, expected_units),
+            "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
+            "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
+                                   for s in result.get("steps", [])
+                                   if s.get("status") in ("failed", "error", "undefined")), None)}
+
+
+def _install_source_override(path: str, source: str) -> None:
+    """Make the import system load ``source`` for the module file ``path``."""
+    import importlib.abc
+    import importlib.machinery
+
+    class MutatedLoader(importlib.machinery.SourceFileLoader):
+        def get_data(self, filename):  # noqa: ANN001
+            if os.path.abspath(filename) == path:
+                return source.encode("utf-8")
+            if filename.endswith((".pyc", ".pyo")):
+                raise OSError("no bytecode for mutated sources")
+            return super().get_data(filename)
+
+        def path_stats(self, filename):  # noqa: ANN001
+            raise OSError("force a compile from source")
+
+    class MutatedFinder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, target_path=None, target=None):  # noqa: ANN001
+            spec = importlib.machinery.PathFinder.find_spec(fullname, target_path)
+            if spec is not None and spec.origin and os.path.abspath(spec.origin) == path:
+                spec.loader = MutatedLoader(fullname, spec.origin)
+            return spec
+
+    sys.meta_path.insert(0, MutatedFinder())
+
+
 def _mutant_verdict(result: dict[str, Any], expected_units: int) -> dict[str, Any]:
     elapsed = round(float(result.get("elapsed", 0.0)), 4)
     if result.get("exit") == "timeout":
         return {"verdict": "timeout", "elapsed": elapsed}
-    if result.get("exit") != "ok" and "passed" not in result:
-        return {"verdict": "killed", "elapsed": elapsed, "detail": str(result.get("error", "crashed"))[:300]}
     if result.get("swap_error"):
         return {"verdict": "fallback", "elapsed": elapsed, "detail": result["swap_error"][:300]}
+    if "passed" not in result:  # the child died before reporting (crash, os._exit, signal)
+        return {"verdict": "killed", "elapsed": elapsed, "detail": str(result.get("error", "crashed"))[:300]}
     if result.get("passed"):
         return {"verdict": "survived", "elapsed": elapsed}
     if not result.get("steps_ran"):
@@ -659,14 +817,23 @@ def _mutant_verdict(result: dict[str, Any], expected_units: int) -> dict[str, An
     return {"verdict": "killed", "elapsed": elapsed, "detail": result.get("first_failure")}
 
 
-def _find_code(code, qualname: str, first_line: int):
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        if current.co_qualname == qualname and current.co_firstlineno == first_line:
-            return current
-        stack.extend(c for c in current.co_consts if hasattr(c, "co_qualname"))
-    return None
+def _function_chunk(mutated: list[str], mutant: dict[str, Any]) -> str:
+    """Source that compiles to the mutated function's code at its original line numbers.
+
+    Only the function itself is compiled (the whole class would cost a few ms per
+    mutant); a method is wrapped in stub ``class`` headers so its qualname and its
+    ``__class__`` cell (zero-argument super()) come out as in the real class.
+    """
+    start, end = mutant["function_line"], mutant.get("function_end") or 0
+    owners = mutant["function"].split(".")[:-1]
+    if not end or "<locals>" in owners or start - 1 < len(owners):
+        s, e = mutant["scope"]  # fall back to the whole module-level statement
+        return "\n" * (s - 1) + "".join(mutated[s - 1: e])
+    header = "".join(" " * depth + f"class {name}:\n" for depth, name in enumerate(owners))
+    body = "".join(mutated[start - 1: end])
+    if not owners:
+        body = body.lstrip(" ") if not mutated[start - 1].startswith((" ", "\t")) else body
+    return "\n" * (start - 1 - len(owners)) + header + body
 
 
 def apply_span(text: str, line: int, col: int, end_line: int, end_col: int, replacement: str) -> str:
@@ -689,6 +856,8 @@ def fork_call(fn, timeout: float) -> dict[str, Any]:
         os.close(read_fd)
         code = 0
         try:
+            # the child is short-lived: a collection would only touch (and copy) shared pages
+            gc.disable()
             os.setpgid(0, 0)
             _die_with_parent()
             payload = json.dumps(fn()).encode()
@@ -740,13 +909,22 @@ def fork_call(fn, timeout: float) -> dict[str, Any]:
     return result
 
 
+_LIBC = None
+
+
 def _die_with_parent() -> None:
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _load_libc() -> None:
+    """Load libc once in the parent: a dlopen per fork would cost a millisecond each."""
+    global _LIBC
     try:
         import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        _LIBC = ctypes.CDLL(None, use_errno=True)
     except (OSError, AttributeError):
-        pass
+        _LIBC = None
 
 
 def _rel(root: str, filename: str) -> str:
@@ -809,6 +987,7 @@ def _describe_wait_status(status: int) -> str:
 
 
 def main() -> None:
+    _load_libc()
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # project output goes to stderr, never into the protocol
     sys.stdout = sys.stderr

@@ -38,6 +38,8 @@ class WorkerSpec:
     preload: bool
     python: str = sys.executable
     extra_env: dict[str, str] = field(default_factory=dict)
+    # "bwrap": no network, read-only system and production tree, only root's parent writable
+    isolation: str = "none"
 
     def init_request(self) -> dict[str, Any]:
         return {
@@ -60,8 +62,14 @@ class WorkerProcess:
         env["PYTHONPATH"] = os.pathsep.join([_SRC_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # never pollute a project tree with __pycache__
         env.update(spec.extra_env)
+        command = [spec.python, "-m", WORKER_MODULE]
+        if spec.isolation == "bwrap":
+            from bench.isolation import wrap
+
+            command = wrap(command, writable=[spec.root.parent],
+                           readonly=[spec.root / p for p in spec.production], cwd=spec.root)
         self.proc = subprocess.Popen(
-            [spec.python, "-m", WORKER_MODULE],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -124,8 +132,13 @@ class WorkerPool:
         return self.workers[0].call(request)
 
     def map(self, requests: Iterable[dict[str, Any]],
-            on_result: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-        """Run every request; results come back in request order."""
+            on_result: Callable[[int, dict[str, Any]], None] | None = None,
+            on_result_in_slot: Callable[[int, dict[str, Any], int], None] | None = None) -> list[dict[str, Any]]:
+        """Run every request; results come back in request order.
+
+        ``on_result`` is called under a lock as each result arrives; ``on_result_in_slot``
+        without a lock, in the thread of the worker slot that produced it (for follow-up
+        work that should not wait for the other slots)."""
         items = list(requests)
         results: list[dict[str, Any] | None] = [None] * len(items)
         todo: queue.Queue[int] = queue.Queue()
@@ -146,6 +159,12 @@ class WorkerPool:
                     errors.append(exc)
                     return
                 results[index] = reply
+                if on_result_in_slot is not None:
+                    try:
+                        on_result_in_slot(index, reply, slot)
+                    except BaseException as exc:
+                        errors.append(exc)
+                        return
                 if on_result is not None:
                     with lock:
                         on_result(index, reply)

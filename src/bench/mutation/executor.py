@@ -81,24 +81,71 @@ def session_request(feature: str, lines: list[int], mutants: list[Mutant], works
     return request
 
 
+def collect_session(reply: dict[str, Any]) -> SessionOutcome:
+    """Verdicts of a session reply; ``fallback`` ones still need ``resolve_fallbacks``."""
+    if "clean" not in reply:
+        return SessionOutcome(clean={"exit": reply.get("exit", "worker_error"), "error": reply.get("error", "")})
+    outcome = SessionOutcome(clean=reply["clean"])
+    for mutant_id, record in (reply.get("mutants") or {}).items():
+        verdict = record["verdict"]
+        outcome.verdicts[mutant_id] = "survived" if verdict == "unreached" else verdict
+        if record.get("detail"):
+            outcome.details[mutant_id] = str(record["detail"])[:300]
+    return outcome
+
+
+@dataclass(frozen=True)
+class FallbackJob:
+    owner: str  # the instance id whose test runs
+    outcome: SessionOutcome
+    mutant: Mutant
+    feature: str
+    lines: list[int]
+    workspace: dict | None
+    timeout: float
+
+
+def fallback_jobs(owner: str, outcome: SessionOutcome, mutants: dict[str, Mutant], feature: str, lines: list[int],
+                  workspace: dict | None = None) -> list[FallbackJob]:
+    limit = max(2.0, 10.0 * float(outcome.clean.get("elapsed", 0.1)))
+    return [FallbackJob(owner, outcome, mutants[mid], feature, lines, workspace, limit)
+            for mid, verdict in outcome.verdicts.items() if verdict == "fallback"]
+
+
+def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], progress: Any = None) -> None:
+    """Run import-time mutants: one warm import of the mutated package per mutant, then
+    every test that needs it (``pool``: workers started without importing production)."""
+    by_mutant: dict[str, list[FallbackJob]] = {}
+    for job in jobs:
+        by_mutant.setdefault(job.mutant.id, []).append(job)
+    requests = []
+    for group in by_mutant.values():
+        runs = [{"key": str(i), "feature": j.feature, "lines": j.lines, "workspace": j.workspace,
+                 "timeout": j.timeout} for i, j in enumerate(group)]
+        requests.append({"op": "import_mutant", "mutant": group[0].mutant.model_dump(mode="json"),
+                         "packages": packages, "runs": runs})
+    if progress is not None:
+        progress.stage("import-time mutants", len(requests))
+    replies = pool.map(requests, on_result=(lambda i, r: progress.advance()) if progress is not None else None)
+    for group, reply in zip(by_mutant.values(), replies):
+        verdicts = reply.get("verdicts", {})
+        for i, job in enumerate(group):
+            record = verdicts.get(str(i), {"verdict": "infra_no_step", "detail": str(reply.get("error", "no verdict"))})
+            verdict = record["verdict"]
+            job.outcome.verdicts[job.mutant.id] = "killed" if verdict == "fallback" else verdict
+            job.outcome.fallbacks += 1
+
+
 def finish_session(reply: dict[str, Any], mutants: dict[str, Mutant], fresh_root: Path | None,
                    python_path: list[str], feature: str, lines: list[int],
                    timeout: float = 120.0) -> SessionOutcome:
-    """Turn a session reply into verdicts, running ``fallback`` mutants fresh."""
-    if reply.get("exit") not in (None, "ok") and "clean" not in reply:
-        return SessionOutcome(clean={"exit": reply.get("exit"), "error": reply.get("error", "")})
-    outcome = SessionOutcome(clean=reply.get("clean", {}))
-    for mutant_id, record in (reply.get("mutants") or {}).items():
-        verdict = record["verdict"]
+    """Verdicts with ``fallback`` mutants decided by a fresh process each (the slow reference path)."""
+    outcome = collect_session(reply)
+    for mutant_id, verdict in list(outcome.verdicts.items()):
         if verdict == "fallback" and fresh_root is not None:
-            fresh = run_fresh(fresh_root, python_path, feature, lines, mutants[mutant_id], timeout=timeout)
-            verdict = fresh.verdict
+            outcome.verdicts[mutant_id] = run_fresh(fresh_root, python_path, feature, lines, mutants[mutant_id],
+                                                    timeout=timeout).verdict
             outcome.fallbacks += 1
-        elif verdict == "unreached":
-            verdict = "survived"
-        outcome.verdicts[mutant_id] = verdict
-        if record.get("detail"):
-            outcome.details[mutant_id] = str(record["detail"])[:300]
     return outcome
 
 

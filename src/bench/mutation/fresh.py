@@ -74,9 +74,9 @@ def run_fresh(root: Path, python_path: list[str], feature: str, lines: list[int]
         except subprocess.TimeoutExpired:
             return FreshVerdict("timeout", time.perf_counter() - start)
         elapsed = time.perf_counter() - start
-        statuses = _step_statuses(report)
-        if proc.returncode == 0 and statuses and all(s == "passed" for s in statuses):
+        if proc.returncode == 0:  # behave exits 0 only when every selected scenario passed
             return FreshVerdict("survived", elapsed)
+        statuses = _step_statuses(report)
         if not any(s not in ("skipped", "untested") for s in statuses):
             return FreshVerdict("infra_no_step", elapsed, proc.stderr.decode(errors="replace")[-300:])
         return FreshVerdict("killed", elapsed)
@@ -90,6 +90,8 @@ def _step_statuses(report: Path) -> list[str]:
     out = []
     for feature in data:
         for element in feature.get("elements", []):
+            if element.get("status") == "skipped":
+                continue  # scenarios the selection did not pick
             for step in element.get("steps", []):
                 out.append(step.get("result", {}).get("status", "untested"))
     return out

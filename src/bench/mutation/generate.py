@@ -246,6 +246,7 @@ def _make(src: _SourceFile, site: _Site, qualname: str, function: ast.AST,
         function=qualname, function_line=first_line,
         lines=list(range(min(line, header[0]), max(end_line, header[1]) + 1)),
         scope=scope,
+        function_end=function.end_lineno or line,  # type: ignore[attr-defined]
     )
 
 

@@ -1,0 +1,72 @@
+"""``req2test calibrate``: reference prediction sets built from the ground truth.
+
+- oracle: the ground-truth test implementation itself — must pass and be kill-complete
+  on every scorable instance;
+- empty: every step-definition body is ``pass`` — may pass, must kill nothing;
+- then-stripped: the Then-step bodies are ``pass`` — lies in between.
+A calibration that does not come out this way is an evaluator bug.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, evaluate
+from bench.model import GenerationMetadata, Prediction
+from bench.testimpl import strip_step_bodies, then_step_targets
+
+CALIBRATIONS = ("oracle", "empty", "then-stripped")
+
+
+def calibration_predictions(dataset_dir: Path) -> dict[str, list[Prediction]]:
+    dataset = load_dataset(dataset_dir)
+    gold = dataset.load_gold()
+    out: dict[str, list[Prediction]] = {name: [] for name in CALIBRATIONS}
+    for inst in dataset.instances:
+        project = next(p for p in dataset.card.projects if p.name == inst.project)
+        snapshot = dataset.root / project.snapshot
+        record = gold[inst.id]
+        code = sorted(f.path for f in record.closure if f.role != "data")
+        step_files = sorted(f.path for f in record.closure if f.role == "step_definitions")
+        oracle = {path: (snapshot / path).read_text(encoding="utf-8") for path in code}
+        empty = dict(oracle)
+        empty.update(strip_step_bodies(snapshot, step_files, None))
+        stripped = dict(oracle)
+        stripped.update(strip_step_bodies(snapshot, code, then_step_targets(record)))
+        for name, files in (("oracle", oracle), ("empty", empty), ("then-stripped", stripped)):
+            out[name].append(Prediction(instance_id=inst.id, files=files,
+                                        metadata=GenerationMetadata(agent=f"calibration:{name}")))
+    return out
+
+
+def calibrate(dataset_dir: Path, out_dir: Path, options: EvaluateOptions | None = None,
+              progress: Any = None) -> dict[str, dict[str, Any]]:
+    out_dir = Path(out_dir)
+    summaries = {}
+    for name, predictions in calibration_predictions(dataset_dir).items():
+        run_dir = out_dir / name
+        run_dir.mkdir(parents=True, exist_ok=True)
+        path = run_dir / "predictions.jsonl"
+        text = "".join(p.model_dump_json() + "\n" for p in predictions)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        if progress is not None:
+            progress.stage(f"calibration: {name}", len(predictions))
+        summaries[name] = evaluate(dataset_dir, path, run_dir, options, progress=_Prefixed(progress))
+    return summaries
+
+
+class _Prefixed:
+    """Reuse one progress display across the three runs (stage() already announced)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        if self.inner is not None:
+            self.inner.advance(n)

@@ -1,0 +1,421 @@
+"""``req2test evaluate``: score generated test implementations against the ground truth.
+
+Each prediction runs with the project's native runner against the complete production
+code in a workspace that holds only the shared test infrastructure plus the predicted
+files. The first failing stage is read from behave's structured results; a passing test
+then runs against the ground truth's kills (warm executor) for MutRecall.
+
+The run directory is a journal: ``results.jsonl`` is appended one finished instance at a
+time (flushed and fsynced), so an interrupted run resumes where it stopped and never
+recomputes a finished instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from bench.build.closure import TestSide
+from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.frameworks.outcomes import classify_run
+from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
+from bench.isolation import IsolationError, resolve_mode
+from bench.model import GoldTest, Instance, InstanceResult, Mutant, Outcome, Prediction
+from bench.mutation.executor import (
+    SessionOutcome,
+    collect_session,
+    fallback_jobs,
+    load_manifest,
+    resolve_fallbacks,
+    session_request,
+)
+from bench.production_index import ProductionIndex
+from bench.summary import summarize_run
+
+RUNNER_CONFIG_FILES = frozenset({"behave.ini", ".behaverc", "setup.cfg", "tox.ini", "pyproject.toml"})
+
+
+class EvaluationError(Exception):
+    """A user-facing problem (bad predictions file, run dir of another run); one line."""
+
+
+@dataclass
+class EvaluateOptions:
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    timeout: float = 600.0
+    instances: list[str] | None = None
+    resamples: int = 2000
+    mutants: bool = True
+    isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
+
+
+# ----------------------------------------------------------------------------- predictions
+def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str], str]:
+    """Predictions by instance id, format problems by instance id, and the file's sha256."""
+    path = Path(path)
+    if not path.is_file():
+        raise EvaluationError(f"{path}: no such predictions file")
+    raw = path.read_bytes()
+    predictions: dict[str, Prediction] = {}
+    problems: dict[str, str] = {}
+    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise EvaluationError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("instance_id"), str):
+            raise EvaluationError(f"{path}:{number}: a prediction needs a string instance_id")
+        instance_id = data["instance_id"]
+        if instance_id in predictions or instance_id in problems:
+            raise EvaluationError(f"{path}:{number}: second prediction for {instance_id} (one per instance)")
+        try:
+            predictions[instance_id] = Prediction.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            problems[instance_id] = f"invalid submission: {'.'.join(map(str, err['loc']))}: {err['msg']}"
+    return predictions, problems, hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class TestArea:
+    """What a prediction may write: new/changed Python under the features tree, nothing else."""
+
+    __test__ = False
+
+    features_dir: str
+    infrastructure_py: frozenset[str]
+    protected: frozenset[str]  # existing non-Python files of the features tree (fixtures, features)
+
+    @classmethod
+    def of(cls, snapshot: Path, features_dir: str) -> TestArea:
+        side = TestSide.scan(snapshot, features_dir)
+        protected = frozenset(p.relative_to(snapshot).as_posix() for p in (snapshot / features_dir).rglob("*")
+                              if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
+        return cls(features_dir, side.infrastructure_py, protected)
+
+    def rejections(self, files: dict[str, str]) -> list[str]:
+        reasons = []
+        base = PurePosixPath(self.features_dir)
+        for raw in files:
+            path = PurePosixPath(raw)
+            if path.is_absolute() or ".." in path.parts or raw != path.as_posix():
+                reasons.append(f"{raw}: not a plain relative path")
+            elif base not in path.parents:
+                kind = "runner configuration" if path.name in RUNNER_CONFIG_FILES else "outside the test area"
+                reasons.append(f"{raw}: {kind} (only files under {self.features_dir}/ are test code)")
+            elif path.suffix == ".feature":
+                reasons.append(f"{raw}: feature files are the requirement, not test code")
+            elif raw in self.infrastructure_py:
+                reasons.append(f"{raw}: shared test infrastructure (hooks) cannot be replaced")
+            elif raw in self.protected:
+                reasons.append(f"{raw}: shared fixture/test data cannot be replaced")
+            elif "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+                reasons.append(f"{raw}: bytecode is not test code")
+        return reasons
+
+
+# ----------------------------------------------------------------------------- ladder
+def outcome_of(reply: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
+    if "clean" not in reply:
+        return Outcome.infrastructure_failure, f"evaluation session {reply.get('exit', 'failed')}: " \
+                                               f"{str(reply.get('error', ''))[:300]}"
+    clean = reply["clean"]
+    if clean.get("exit") == "worker_error":
+        return Outcome.infrastructure_failure, str(clean.get("error", ""))[:300]
+    if clean.get("load_error"):
+        text = clean["load_error"]
+        if "AmbiguousStep" in text:
+            return Outcome.binding_failure, text.strip().splitlines()[0][:300]
+        return Outcome.build_failure, text.strip().splitlines()[0][:300]
+    if reply.get("unbound"):
+        return Outcome.binding_failure, f"undefined step: {reply['unbound'][0]}"
+    verdict = classify_run(clean, expected_units)
+    if verdict.passed:
+        return Outcome.passed, ""
+    if verdict.reason in ("step_undefined", "step_pending"):
+        return Outcome.binding_failure, f"{verdict.reason}: {verdict.detail}"
+    if verdict.reason == "assertion_failed":
+        return Outcome.assertion_failure, verdict.detail
+    return Outcome.execution_failure, f"{verdict.reason}: {verdict.detail}"
+
+
+# ----------------------------------------------------------------------------- metrics
+def f1(generated: set[str], truth: set[str]) -> float:
+    if not generated and not truth:
+        return 1.0
+    return 2 * len(generated & truth) / (len(generated) + len(truth))
+
+
+def jaccard(a: set[tuple[str, int]], b: set[tuple[str, int]]) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def recall(found: set[str], truth: set[str]) -> float | None:
+    return len(found & truth) / len(truth) if truth else None
+
+
+def line_set(coverage: dict[str, list[int]]) -> set[tuple[str, int]]:
+    return {(f, n) for f, lines in coverage.items() for n in lines}
+
+
+def generated_api(trace: dict[str, Any], index: ProductionIndex) -> set[str]:
+    keys = set()
+    for calls in trace.get("direct", {}).values():
+        for file, line, qualname in calls:
+            info = index.lookup(file, line, qualname)
+            if info is not None and info.is_public:
+                keys.add(info.key)
+            elif info is None and qualname.endswith(".__init__"):
+                keys.add(f"{file}:{qualname}")  # generated (dataclass) constructor
+    return keys
+
+
+# ----------------------------------------------------------------------------- the run
+class Journal:
+    """Append-only results.jsonl; one fsynced line per finished instance."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        self.done: dict[str, InstanceResult] = {}
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for number, line in enumerate(lines, 1):
+                try:
+                    result = InstanceResult.model_validate_json(line)
+                except ValidationError:
+                    if number == len(lines):
+                        continue  # a line cut by a kill mid-write: recompute that instance
+                    raise EvaluationError(f"{path}:{number}: corrupt results line") from None
+                self.done[result.instance_id] = result
+            if lines and not path.read_text(encoding="utf-8").endswith("\n"):
+                # drop the torn tail so the next append starts on a fresh line
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.writelines(r.model_dump_json() + "\n" for r in self.done.values())
+
+    def append(self, result: InstanceResult) -> None:
+        with self.lock:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(result.model_dump_json() + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.done[result.instance_id] = result
+
+
+def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
+             progress: Any = None) -> dict[str, Any]:
+    options = options or EvaluateOptions()
+    try:
+        dataset = load_dataset(dataset_dir)
+    except DatasetError as exc:
+        raise EvaluationError(str(exc)) from exc
+    predictions, problems, digest = load_predictions(predictions_path)
+    planned = _planned(dataset, options.instances)
+    unknown = sorted((set(predictions) | set(problems)) - {i.id for i in dataset.instances})
+    if unknown:
+        raise EvaluationError(f"{len(unknown)} prediction(s) name instances the dataset does not have, "
+                              f"e.g. {unknown[0]}")
+    try:
+        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+    except IsolationError as exc:
+        raise EvaluationError(str(exc)) from exc
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _check_run_config(run_dir, dataset, digest, options)
+    journal = Journal(run_dir / "results.jsonl")
+    gold = dataset.load_gold()
+    todo = [inst for inst in planned if inst.id not in journal.done]
+    if todo:
+        _evaluate_instances(dataset, gold, predictions, problems, todo, journal, options, progress)
+    results = [journal.done[i.id] for i in planned]
+    summary = summarize_run(results, dataset_name=dataset.card.name, predictions_sha256=digest,
+                            resamples=options.resamples)
+    summary["isolation"] = options.isolation
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _planned(dataset: Dataset, wanted: list[str] | None) -> list[Instance]:
+    if not wanted:
+        return list(dataset.instances)
+    by_id = {i.id: i for i in dataset.instances}
+    missing = [w for w in wanted if w not in by_id]
+    if missing:
+        raise EvaluationError(f"no instance {missing[0]!r} in {dataset.root}")
+    return [by_id[w] for w in wanted]
+
+
+def _check_run_config(run_dir: Path, dataset: Dataset, digest: str, options: EvaluateOptions) -> None:
+    config = {"dataset": str(dataset.root.resolve()), "dataset_card_sha256": _card_sha(dataset.root),
+              "predictions_sha256": digest, "timeout": options.timeout, "mutants": options.mutants,
+              "isolation": options.isolation}
+    path = run_dir / "run.json"
+    if path.is_file():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("dataset_card_sha256", "predictions_sha256", "mutants"):
+            if previous.get(key) != config[key]:
+                raise EvaluationError(f"{run_dir} holds a run of other {key.split('_')[0]}; "
+                                      f"use a new run directory")
+        return
+    if (run_dir / "results.jsonl").exists():
+        raise EvaluationError(f"{run_dir} holds results without a run.json; use a new run directory")
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def _card_sha(root: Path) -> str:
+    return hashlib.sha256((root / "dataset.json").read_bytes()).hexdigest()
+
+
+def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions: dict[str, Prediction],
+                        problems: dict[str, str], todo: list[Instance], journal: Journal,
+                        options: EvaluateOptions, progress: Any) -> None:
+    by_project: dict[str, list[Instance]] = {}
+    for inst in todo:
+        by_project.setdefault(inst.project, []).append(inst)
+    if progress is not None:
+        progress.stage("evaluating", len(todo))
+    for project_name, instances in by_project.items():
+        project = next(p for p in dataset.card.projects if p.name == project_name)
+        snapshot = dataset.root / project.snapshot
+        area = TestArea.of(snapshot, project.features_dir)
+        index = ProductionIndex(snapshot, project.production)
+        manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
+        runnable: list[tuple[Instance, Prediction, dict[str, Any]]] = []
+        for inst in instances:
+            result = _precheck(inst, predictions.get(inst.id), problems.get(inst.id), area)
+            if result is not None:
+                journal.append(result)
+                if progress is not None:
+                    progress.advance()
+                continue
+            prediction = predictions[inst.id]
+            mutants = [manifest[k] for k in gold[inst.id].kills if k in manifest]
+            workspace = {"key": "pred-" + _files_digest(prediction.files), "keep_py": sorted(area.infrastructure_py),
+                         "files": prediction.files}
+            request = session_request(inst.requirement.feature_file, inst.requirement.run_lines, mutants,
+                                      workspace=workspace, timeout=options.timeout)
+            runnable.append((inst, prediction, request))
+        if not runnable:
+            continue
+        with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
+            roots = [Path(tmp) / f"slot{i}" for i in range(options.workers)]
+            for root in roots:
+                shutil.copytree(snapshot, root, symlinks=True)
+            spec = WorkerSpec(root=roots[0], features_dir=project.features_dir, python_path=project.python_path,
+                              production=project.production,
+                              import_packages=sorted({Path(p).name.removesuffix(".py") for p in project.production}),
+                              preload=False, isolation=options.isolation)
+
+            packages = list(spec.import_packages)
+
+            def finish(position: int, reply: dict[str, Any], slot: int) -> None:
+                # Each instance is scored and journaled as soon as it is done, so a killed run
+                # loses only what is in flight; its import-time mutants go to this slot's
+                # import worker (production not imported) right away.
+                inst, prediction, request = runnable[position]
+                outcome = collect_session(reply)
+                jobs = fallback_jobs(inst.id, outcome, manifest, inst.requirement.feature_file,
+                                     inst.requirement.run_lines, request["workspace"])
+                if jobs:
+                    resolve_fallbacks(_SlotPool(import_pool, slot), jobs, packages)
+                journal.append(_score(inst, prediction, reply, outcome, gold[inst.id], index))
+                if progress is not None:
+                    progress.advance()
+
+            try:
+                with WorkerPool(spec, roots) as pool, WorkerPool(replace(spec, import_packages=[]), roots) as import_pool:
+                    pool.map([r for _, _, r in runnable], on_result_in_slot=finish)
+            except WorkerError as exc:
+                raise EvaluationError(f"the behave worker failed: {exc}; finished instances are kept, "
+                                      f"rerun the same command to resume") from exc
+
+
+class _SlotPool:
+    """One worker of a pool, with the pool's ``map`` interface (used from that slot's thread)."""
+
+    def __init__(self, pool: WorkerPool, slot: int) -> None:
+        self.pool = pool
+        self.slot = slot
+
+    def map(self, requests: list[dict[str, Any]], on_result: Any = None) -> list[dict[str, Any]]:
+        return [self.pool._call_with_restart(self.slot, request) for request in requests]
+
+
+def _files_digest(files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest | None = None,
+                  **extra: Any) -> InstanceResult:
+    return InstanceResult(instance_id=inst.id, project=inst.project, feature_file=inst.requirement.feature_file,
+                          outcome=outcome, detail=detail, api_f1=0.0 if gold is None or gold.api_calls else None,
+                          coverage_jaccard=0.0, mutant_recall=0.0 if gold is None or gold.kills else None,
+                          kill_complete=False, kill_complete_relaxed=False,
+                          assertion_dependent_recall=0.0 if gold is not None and gold.assertion_dependent else None,
+                          hidden_recall=0.0 if gold is not None and gold.hidden_kills else None,
+                          ground_truth_kills=len(gold.kills) if gold else 0, generated_kills=0,
+                          evaluation_seconds=0.0, **extra)
+
+
+def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None, area: TestArea) -> InstanceResult | None:
+    """Generation failures decided without running anything."""
+    if problem is not None:
+        return _empty_result(inst, Outcome.generation_failure, problem)
+    if prediction is None:
+        return _empty_result(inst, Outcome.generation_failure, "no prediction for this instance")
+    if not any(path.endswith(".py") and content.strip() for path, content in prediction.files.items()):
+        return _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty .py file)",
+                             metadata=prediction.metadata)
+    rejected = area.rejections(prediction.files)
+    if rejected:
+        return _empty_result(inst, Outcome.generation_failure, "rejected: " + rejected[0],
+                             rejected_paths=rejected, metadata=prediction.metadata)
+    return None
+
+
+def _score(inst: Instance, prediction: Prediction, reply: dict[str, Any], session: SessionOutcome,
+           gold: GoldTest, index: ProductionIndex) -> InstanceResult:
+    outcome, detail = outcome_of(reply, len(inst.requirement.run_lines))
+    clean = reply.get("clean", {})
+    trace = clean.get("trace", {})
+    truth_kills = set(gold.kills)
+    seconds = round(float(reply.get("elapsed", 0.0)), 3)
+    if outcome is not Outcome.passed:
+        result = _empty_result(inst, outcome, detail, gold, metadata=prediction.metadata)
+        return result.model_copy(update={"evaluation_seconds": seconds})
+    api = generated_api(trace, index)
+    # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it.
+    found = {k for k, v in session.verdicts.items() if v in ("killed", "timeout", "infra_no_step")}
+    mut_recall = recall(found, truth_kills)
+    return InstanceResult(
+        instance_id=inst.id, project=inst.project, feature_file=inst.requirement.feature_file,
+        outcome=outcome, detail=detail, ground_truth_kills=len(truth_kills), metadata=prediction.metadata,
+        api_f1=f1(api, set(gold.api_calls)) if gold.api_calls else None,
+        coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines)),
+        mutant_recall=mut_recall,
+        kill_complete=bool(truth_kills) and mut_recall == 1.0,
+        kill_complete_relaxed=bool(truth_kills) and (mut_recall or 0.0) >= 0.95,
+        assertion_dependent_recall=recall(found, set(gold.assertion_dependent)),
+        hidden_recall=recall(found, set(gold.hidden_kills)),
+        generated_kills=len(found & truth_kills),
+        mutant_timeouts=sum(1 for v in session.verdicts.values() if v == "timeout"),
+        fresh_fallbacks=session.fallbacks,
+        generated_api_calls=sorted(api),
+        evaluation_seconds=seconds,
+    )

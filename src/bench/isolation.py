@@ -1,0 +1,81 @@
+"""Run the behave workers under bubblewrap: no network, read-only system and production.
+
+This isolation lives in ``bench`` because the evaluator itself needs it (it runs code an
+agent wrote); the agent sandboxes in ``harness`` build on it. The recipe follows the
+facts measured here (DESIGN.md "Sandbox"): bind only what is needed — never ``/`` (that
+would expose /var/run/docker.sock) — tmpfs over /tmp and /run, an unprivileged uid in a
+user namespace with no capabilities, every namespace unshared (so no network at all), and
+the sandbox dies with its parent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import site
+import sys
+from pathlib import Path
+from typing import Literal
+
+IsolationMode = Literal["auto", "bwrap", "none"]
+
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
+NOBODY = 65534
+
+
+class IsolationError(Exception):
+    """bubblewrap was required but cannot be used; one line."""
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def resolve_mode(mode: IsolationMode) -> Literal["bwrap", "none"]:
+    if mode == "none":
+        return "none"
+    if bwrap_path() is not None:
+        return "bwrap"
+    if mode == "bwrap":
+        raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap); "
+                             "pass --isolation none to run without isolation")
+    return "none"
+
+
+def python_dirs() -> list[Path]:
+    """Everything the interpreter and its installed packages need, read-only."""
+    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}
+    for entry in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
+        path = Path(entry)
+        if entry and path.is_dir() and not str(path).startswith(("/tmp", "/proc", "/dev")):
+            dirs.add(path)
+    return _outermost(dirs)
+
+
+def _outermost(paths: set[Path]) -> list[Path]:
+    ordered = sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in ordered:
+        if not any(path == k or k in path.parents for k in kept):
+            kept.append(path)
+    return kept
+
+
+def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Path) -> list[str]:
+    """``command`` inside bubblewrap: ``writable`` dirs bound read-write, then ``readonly``
+    re-bound read-only on top (e.g. a production tree inside a writable project copy)."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    args = [bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--uid", str(NOBODY),
+            "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session"]
+    for directory in SYSTEM_DIRS:
+        args += ["--ro-bind-try", directory, directory]
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    for directory in python_dirs():
+        args += ["--ro-bind", str(directory), str(directory)]
+    for directory in _outermost(set(writable)):
+        args += ["--bind", str(directory), str(directory)]
+    for directory in readonly:
+        args += ["--ro-bind", str(directory), str(directory)]
+    args += ["--chdir", str(cwd), "--"]
+    return args + command

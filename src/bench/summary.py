@@ -1,0 +1,99 @@
+"""Aggregate per-instance results into the headline metrics (SPEC §3 aggregation)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench.model import InstanceResult, MetricSummary, Outcome, RunSummary
+from bench.stats import cluster_bootstrap, project_average
+
+Rows = list[dict[str, Any]]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _executed(rows: Rows) -> Rows:
+    return [r for r in rows if r["outcome"] != Outcome.infrastructure_failure.value]
+
+
+METRICS: dict[str, Callable[[Rows], float | None]] = {
+    # Pass@1 = #pass / N_exec
+    "pass_at_1": lambda rows: _mean([float(r["outcome"] == "pass") for r in _executed(rows)]),
+    # KillComplete@1: denominator is the full planned N of the project
+    "kill_complete_at_1": lambda rows: (sum(1 for r in rows if r["kill_complete"]) / len(rows)) if rows else None,
+    "kill_complete_relaxed_at_1": lambda rows: (sum(1 for r in rows if r["kill_complete_relaxed"]) / len(rows))
+    if rows else None,
+    # end-to-end means: a non-passing test scores 0 (already 0 in its record)
+    "api_f1": lambda rows: _mean([r["api_f1"] for r in rows if r["api_f1"] is not None]),
+    "coverage_jaccard": lambda rows: _mean([r["coverage_jaccard"] for r in rows]),
+    "mutant_recall": lambda rows: _mean([r["mutant_recall"] for r in rows if r["mutant_recall"] is not None]),
+    "assertion_dependent_recall": lambda rows: _mean([r["assertion_dependent_recall"] for r in rows
+                                                      if r["assertion_dependent_recall"] is not None]),
+    "hidden_recall": lambda rows: _mean([r["hidden_recall"] for r in rows if r["hidden_recall"] is not None]),
+}
+
+_CONTRIBUTES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "pass_at_1": lambda r: r["outcome"] != Outcome.infrastructure_failure.value,
+    "api_f1": lambda r: r["api_f1"] is not None,
+    "mutant_recall": lambda r: r["mutant_recall"] is not None,
+    "assertion_dependent_recall": lambda r: r["assertion_dependent_recall"] is not None,
+    "hidden_recall": lambda r: r["hidden_recall"] is not None,
+}
+
+
+def summarize_run(results: Sequence[InstanceResult], dataset_name: str, predictions_sha256: str,
+                  resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    rows = [r.model_dump(mode="json") for r in results]
+    metrics: dict[str, MetricSummary] = {}
+    for name, metric in METRICS.items():
+        value = project_average(rows, metric)
+        low, high = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed) if rows else (0.0, 0.0)
+        counted = sum(1 for r in rows if _CONTRIBUTES.get(name, lambda _: True)(r))
+        metrics[name] = MetricSummary(value=round(value or 0.0, 6), ci_low=round(low, 6), ci_high=round(high, 6),
+                                      n=counted)
+    outcomes = Counter(r["outcome"] for r in rows)
+    exclusions = Counter((r["detail"].split(":")[0] or "unknown") for r in rows
+                         if r["outcome"] == Outcome.infrastructure_failure.value)
+    per_project: dict[str, dict[str, float]] = {}
+    by_project: dict[str, Rows] = defaultdict(list)
+    for row in rows:
+        by_project[row["project"]].append(row)
+    for project, project_rows in sorted(by_project.items()):
+        per_project[project] = {"n": float(len(project_rows)), "n_exec": float(len(_executed(project_rows)))}
+        for name, metric in METRICS.items():
+            value = metric(project_rows)
+            per_project[project][name] = round(value, 6) if value is not None else float("nan")
+    summary = RunSummary(
+        dataset=dataset_name, predictions_sha256=predictions_sha256,
+        n=len(rows), n_exec=len(_executed(rows)),
+        outcomes={o.value: outcomes.get(o.value, 0) for o in Outcome},
+        exclusions=dict(exclusions), per_project=per_project,
+        efficiency=_efficiency(rows),
+        bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project"},
+        **metrics,
+    )
+    return summary.model_dump(mode="json")
+
+
+def _efficiency(rows: Rows) -> dict[str, float | None]:
+    def total(key: str) -> float | None:
+        values = [r["metadata"].get(key) for r in rows if r["metadata"].get(key) is not None]
+        return float(sum(values)) if values else None
+
+    cost = total("cost_usd")
+    passes = sum(1 for r in rows if r["outcome"] == "pass")
+    complete = sum(1 for r in rows if r["kill_complete"])
+    return {
+        "generation_wall_seconds": total("wall_seconds"),
+        "llm_calls": total("llm_calls"),
+        "input_tokens": total("input_tokens"),
+        "output_tokens": total("output_tokens"),
+        "cost_usd": cost,
+        "cost_per_pass_usd": cost / passes if cost is not None and passes else None,
+        "cost_per_kill_complete_usd": cost / complete if cost is not None and complete else None,
+        "evaluation_seconds": round(sum(r["evaluation_seconds"] for r in rows), 3),
+    }

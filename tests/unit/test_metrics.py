@@ -1,0 +1,82 @@
+"""The metric formulas on hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.evaluate import f1, jaccard, recall
+from bench.model import InstanceResult, Outcome
+from bench.stats import cluster_bootstrap, mcnemar_exact_one_sided, project_average, sign_flip_one_sided
+from bench.summary import summarize_run
+
+
+def test_set_metrics() -> None:
+    assert f1({"a", "b"}, {"b", "c", "d"}) == pytest.approx(2 * 1 / 5)
+    assert f1(set(), {"a"}) == 0.0
+    assert jaccard({("f", 1), ("f", 2)}, {("f", 2), ("f", 3)}) == pytest.approx(1 / 3)
+    assert recall({"m1", "m3"}, {"m1", "m2"}) == 0.5
+    assert recall({"m1"}, set()) is None
+
+
+def _result(project: str, feature: str, outcome: str, kc: bool, recall_: float | None, api: float | None,
+            cov: float) -> InstanceResult:
+    return InstanceResult(instance_id=f"{project}/{feature}:{id(object())}", project=project, feature_file=feature,
+                          outcome=Outcome(outcome), coverage_jaccard=cov, mutant_recall=recall_, api_f1=api,
+                          kill_complete=kc, kill_complete_relaxed=kc, ground_truth_kills=3, generated_kills=0,
+                          evaluation_seconds=0.0)
+
+
+def test_aggregation_by_hand() -> None:
+    results = [
+        # project p: 4 planned, 1 infrastructure failure
+        _result("p", "a.feature", "pass", True, 1.0, 1.0, 1.0),
+        _result("p", "a.feature", "pass", False, 0.5, 0.5, 0.5),
+        _result("p", "b.feature", "assertion_failure", False, 0.0, 0.0, 0.0),
+        _result("p", "b.feature", "infrastructure_failure", False, 0.0, None, 0.0),
+        # project q: 2 planned
+        _result("q", "c.feature", "pass", True, 1.0, None, 0.8),
+        _result("q", "c.feature", "build_failure", False, 0.0, None, 0.0),
+    ]
+    summary = summarize_run(results, "d", "sha", resamples=200)
+    # Pass@1 = #pass / N_exec per project: p 2/3, q 1/2 -> equal-weight mean
+    assert summary["pass_at_1"]["value"] == pytest.approx((2 / 3 + 1 / 2) / 2, abs=1e-6)
+    # KillComplete@1 over the full planned N: p 1/4, q 1/2
+    assert summary["kill_complete_at_1"]["value"] == pytest.approx((1 / 4 + 1 / 2) / 2, abs=1e-6)
+    # API F1 only where the ground truth calls production: p (1 + .5 + 0) / 3, q has none
+    assert summary["api_f1"]["value"] == pytest.approx(0.5, abs=1e-6)
+    assert summary["coverage_jaccard"]["value"] == pytest.approx(((1 + .5) / 4 + .8 / 2) / 2, abs=1e-6)
+    assert summary["n"] == 6 and summary["n_exec"] == 5
+    assert summary["outcomes"]["infrastructure_failure"] == 1
+    low, high = summary["kill_complete_at_1"]["ci_low"], summary["kill_complete_at_1"]["ci_high"]
+    assert low <= summary["kill_complete_at_1"]["value"] <= high
+
+
+def test_cluster_bootstrap_resamples_feature_files() -> None:
+    rows = [{"project": "p", "feature_file": "a", "x": 1.0}, {"project": "p", "feature_file": "a", "x": 1.0},
+            {"project": "p", "feature_file": "b", "x": 0.0}]
+    metric = lambda rs: sum(r["x"] for r in rs) / len(rs)  # noqa: E731
+    assert project_average(rows, metric) == pytest.approx(2 / 3)
+    low, high = cluster_bootstrap(rows, metric, resamples=500, seed=1)
+    # whole files are drawn: possible means are 0, 2/3 (a+b) and 1 (a+a)
+    assert low == 0.0 and high == 1.0
+
+
+def test_mcnemar_exact() -> None:
+    # 6 discordant pairs, all in favour of A: p = 1/64
+    a = [True] * 6 + [True, False]
+    b = [False] * 6 + [True, False]
+    test = mcnemar_exact_one_sided(a, b)
+    assert test.n == 6 and test.p_value == pytest.approx(1 / 64)
+    same = mcnemar_exact_one_sided(a, a)
+    assert same.p_value == 1.0 and same.n == 0
+    # 5 vs 1: P(X >= 5 | n=6) = (6 + 1) / 64
+    assert mcnemar_exact_one_sided([True] * 5 + [False], [False] * 5 + [True]).p_value == pytest.approx(7 / 64)
+
+
+def test_sign_flip_exact() -> None:
+    a = [0.9, 0.8, 0.7, 0.6]
+    b = [0.1, 0.2, 0.3, 0.4]
+    # all four differences positive: only the identity assignment reaches the observed sum
+    assert sign_flip_one_sided(a, b).p_value == pytest.approx(1 / 16)
+    assert sign_flip_one_sided(b, a).p_value == pytest.approx(1.0)
+    assert sign_flip_one_sided(a, a).p_value == 1.0
