@@ -18,7 +18,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -30,7 +29,7 @@ from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
 from bench.isolation import IsolationError, resolve_mode
-from bench.model import GoldTest, Instance, InstanceResult, Mutant, Outcome, Prediction
+from bench.model import GoldTest, Instance, InstanceResult, Outcome, Prediction
 from bench.mutation.executor import (
     SessionOutcome,
     collect_session,

@@ -214,33 +214,32 @@ class Worker:
     def run(self, req: dict[str, Any]) -> dict[str, Any]:
         return fork_call(lambda: self._child_run(req), float(req.get("timeout", 60.0)))
 
-    def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _enter_test_tree(self, req: dict[str, Any]):
+        """In a forked child: silence output, then use the preloaded runner, or materialise
+        the request's workspace and load its hooks and steps. Returns
+        (runner, load_error, root of the test tree, its features dir)."""
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        workspace = None
-        if req.get("workspace"):
-            ws_root = self.materialize_workspace(req["workspace"])
-            workspace = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
-            os.chdir(ws_root)
-            from behave.step_registry import registry
-            for key in registry.steps:
-                registry.steps[key] = []
-            runner, load_error = self._make_runner(os.path.abspath(workspace), load=True)
-            root_for_paths = ws_root
-        else:
-            runner, load_error = self.runner, self.load_error
-            root_for_paths = self.root
+        if not req.get("workspace"):
             os.chdir(self.root)
-        if runner is None:
-            return {"exit": "ok", "load_error": "worker not initialised"}
-        if load_error:
-            return {"exit": "ok", "load_error": load_error}
-        recorder = RunRecorder(root_for_paths, self.features_dir if not workspace else
-                               os.path.abspath(workspace), self.production_dirs,
-                               self.hook_files, trace=bool(req.get("trace")), prod_root=self.root)
-        feature = os.path.join(os.getcwd(), req["feature"])
-        return recorder.run(runner, feature, req["lines"])
+            return self.runner, self.load_error, self.root, self.features_dir
+        ws_root = self.materialize_workspace(req["workspace"])
+        features_dir = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
+        os.chdir(ws_root)
+        from behave.step_registry import registry
+        for key in registry.steps:
+            registry.steps[key] = []
+        runner, load_error = self._make_runner(features_dir, load=True)
+        return runner, load_error, ws_root, features_dir
+
+    def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
+        runner, load_error, tree_root, features_dir = self._enter_test_tree(req)
+        if load_error or runner is None:
+            return {"exit": "ok", "load_error": load_error or "worker not initialised"}
+        recorder = RunRecorder(tree_root, features_dir, self.production_dirs, self.hook_files,
+                               trace=bool(req.get("trace")), prod_root=self.root)
+        return recorder.run(runner, os.path.join(tree_root, req["feature"]), req["lines"])
 
     # ---------------------------------------------------------------- mutants
     def session(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -248,22 +247,7 @@ class Worker:
         return fork_call(lambda: self._session(req), float(req.get("session_timeout", 7200.0)))
 
     def _session(self, req: dict[str, Any]) -> dict[str, Any]:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        if req.get("workspace"):
-            ws_root = self.materialize_workspace(req["workspace"])
-            features_dir = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
-            os.chdir(ws_root)
-            from behave.step_registry import registry
-            for key in registry.steps:
-                registry.steps[key] = []
-            runner, load_error = self._make_runner(features_dir, load=True)
-            root_for_paths = ws_root
-        else:
-            runner, load_error = self.runner, self.load_error
-            features_dir, root_for_paths = self.features_dir, self.root
-            os.chdir(self.root)
+        runner, load_error, root_for_paths, features_dir = self._enter_test_tree(req)
         if load_error or runner is None:
             return {"clean": {"exit": "ok", "load_error": load_error or "worker not initialised"}, "mutants": {}}
         feature = os.path.join(os.getcwd(), req["feature"])
