@@ -42,13 +42,14 @@ def resolve_mode(mode: IsolationMode) -> Literal["bwrap", "none"]:
 
 
 def python_dirs() -> list[Path]:
-    """Everything the interpreter and its installed packages need, read-only."""
-    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}
-    for entry in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
-        path = Path(entry)
-        if entry and path.is_dir() and not str(path).startswith(("/tmp", "/proc", "/dev")):
-            dirs.add(path)
-    return _outermost(dirs)
+    """Everything the interpreter, its installed packages and our worker module need, read-only."""
+    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent,
+            Path(__file__).resolve().parents[1]}  # the directory holding the bench package
+    for entry in [*site.getsitepackages(), site.getusersitepackages()]:
+        if entry and Path(entry).is_dir():
+            dirs.add(Path(entry))
+    # never a whole system root: that would defeat the point (e.g. /tmp of the host)
+    return [d for d in _outermost(dirs) if str(d) not in ("/", "/tmp", "/root", "/home", "/var", "/run")]
 
 
 def _outermost(paths: set[Path]) -> list[Path]:
