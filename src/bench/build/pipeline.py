@@ -466,7 +466,3 @@ def _behave_version() -> str:
         return str(VERSION)
     except ImportError:
         return "unknown"
-
-
-def load_card(dataset_dir: Path) -> dict[str, Any]:
-    return json.loads((Path(dataset_dir) / "dataset.json").read_text(encoding="utf-8"))

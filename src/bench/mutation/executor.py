@@ -10,13 +10,11 @@ mutant written to disk (the reference semantics).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.model import Mutant
-from bench.mutation.fresh import run_fresh
 
 # Verdicts that make the instance–mutant pair unusable (SPEC §2-IV: excluded, counted).
 INFRASTRUCTURE = frozenset({"timeout", "infra_no_step"})
@@ -134,28 +132,3 @@ def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], p
             verdict = record["verdict"]
             job.outcome.verdicts[job.mutant.id] = "killed" if verdict == "fallback" else verdict
             job.outcome.fallbacks += 1
-
-
-def finish_session(reply: dict[str, Any], mutants: dict[str, Mutant], fresh_root: Path | None,
-                   python_path: list[str], feature: str, lines: list[int],
-                   timeout: float = 120.0) -> SessionOutcome:
-    """Verdicts with ``fallback`` mutants decided by a fresh process each (the slow reference path)."""
-    outcome = collect_session(reply)
-    for mutant_id, verdict in list(outcome.verdicts.items()):
-        if verdict == "fallback" and fresh_root is not None:
-            outcome.verdicts[mutant_id] = run_fresh(fresh_root, python_path, feature, lines, mutants[mutant_id],
-                                                    timeout=timeout).verdict
-            outcome.fallbacks += 1
-    return outcome
-
-
-def summarize(outcomes: list[SessionOutcome]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        for verdict in outcome.verdicts.values():
-            counts[verdict] = counts.get(verdict, 0) + 1
-    return {"verdicts": counts, "fallbacks": sum(o.fallbacks for o in outcomes)}
-
-
-def dump(outcome: SessionOutcome) -> str:
-    return json.dumps({"verdicts": outcome.verdicts, "fallbacks": outcome.fallbacks})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,7 +94,3 @@ def _step_statuses(report: Path) -> list[str]:
             for step in element.get("steps", []):
                 out.append(step.get("result", {}).get("status", "untested"))
     return out
-
-
-def copy_root(root: Path, target: Path) -> None:
-    shutil.copytree(root, target, symlinks=False)
