@@ -1,8 +1,8 @@
 """The reference way to run a test against a mutant: a fresh behave process, mutant on disk.
 
 Slow (hundreds of ms a run) but obviously right; the warm executor must agree with it
-(benchmarks/mutant_speed.py checks that), and the executor falls back to it for
-mutants whose function body ran at import time.
+(benchmarks/mutant_speed.py and tests/unit/test_mutation.py check that). The executor
+itself never uses it: import-time mutants go through an import hook instead.
 """
 
 from __future__ import annotations
