@@ -81,10 +81,12 @@ def main() -> None:
                 outcomes[inst.id] = collect_session(reply)
                 jobs += fallback_jobs(inst.id, outcomes[inst.id], manifest, inst.requirement.feature_file,
                                       inst.requirement.run_lines)
+        session_time = time.perf_counter() - start
         with WorkerPool(replace(spec, preload=False, import_packages=[]), [root]) as import_pool:
             if jobs:
                 resolve_fallbacks(import_pool, jobs, import_packages)
         warm_total = time.perf_counter() - start
+        print(f"warm: sessions {session_time:.2f} s, import-time mutants {warm_total - session_time:.2f} s", flush=True)
         # the reference: a fresh process per (test, mutant) with the mutant on disk
         for inst, mutants in plan:
             fresh = 0.0

@@ -28,25 +28,27 @@ import gc
 import json
 import os
 import pkgutil
-import select
-import signal
 import sys
 import time
 import traceback
 from typing import Any
+
+from bench.frameworks import split_stream
+from bench.frameworks.forking import fork_call, load_libc
 
 # Names of production descriptor/trampoline methods: a production function called
 # by one of these, which itself was called from test code, is a direct call
 # (python-docx's lazyproperty.__get__ → the decorated getter).
 TRAMPOLINES = frozenset({"__get__", "__set__", "__call__", "__delete__"})
 
-_MAX_RESULT_BYTES = 64 * 1024 * 1024
-
 # (step type, step text) -> behave Match, filled by a session before it forks per mutant:
 # every mutant run binds the same steps, so matching them once saves ~1/3 of a run.
 MATCH_CACHE: dict[tuple[str, str], Any] = {}
 
 import __future__  # noqa: E402
+
+# generator, coroutine, async generator: objects made from these keep their code
+_SUSPENDABLE = 0x20 | 0x80 | 0x200
 
 _FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
@@ -265,28 +267,38 @@ class Worker:
         unbound = sorted({f"{step.line}: {step.name}" for feat in parsed for scenario in feat.walk_scenarios()
                           if scenario.line in wanted for step in scenario.all_steps
                           if step_registry.find_match(step) is None})
+        _prune_to_selected(parsed, wanted)
+        started = time.monotonic()
         clean = fork_call(lambda: recorder(True).run(runner, feature, lines, parsed), float(req.get("timeout", 120.0)))
         out: dict[str, Any] = {"clean": clean, "mutants": {}, "unbound": unbound}
         mutants = req.get("mutants") or []
         if not mutants or not _run_passed(clean, len(lines)):
             return out
-        covered = {f: set(v) for f, v in clean.get("trace", {}).get("coverage", {}).items()}
-        functions = self._function_index()
+        trace = clean.get("trace", {})
+        covered = {f: set(v) for f, v in trace.get("coverage", {}).items()}
+        swapper = CodeSwapper(self.root, self._function_index())
+        timings = out["timings"] = {"clean": round(time.monotonic() - started, 4)}
         for feat in parsed:
             for scenario in feat.walk_scenarios():
                 for step in scenario.all_steps:
                     match = step_registry.find_match(step)
                     if match is not None:
                         MATCH_CACHE[(step.step_type, step.name)] = match
-        # behave records a stack summary per context attribute; linecache would stat every
-        # file of the stack each time. Source files do not change under a session.
+        # behave records a stack summary (source line included) per context attribute set:
+        # read the step, hook and behave sources once here rather than in every child, and
+        # never re-stat them (source files do not change under a session)
         import linecache
         linecache.checkcache = lambda filename=None: None
-        gc.collect()
-        gc.freeze()  # keep the warm heap out of later collections (fewer copy-on-write faults)
-        texts: dict[str, str] = {}
+        behave_dir = os.path.dirname(os.path.abspath(sys.modules["behave"].__file__ or ""))
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None) or ""
+            if path.endswith(".py") and (path.startswith(behave_dir) or path.startswith(root_for_paths)) \
+                    and not _abspath(self.root, path).startswith(tuple(self.production_dirs)):
+                linecache.getlines(path)
         limit = max(float(req.get("mutant_timeout_min", 2.0)),
                     float(req.get("mutant_timeout_factor", 10.0)) * float(clean.get("elapsed", 0.1)))
+        order = {label: i for i, label in enumerate(trace.get("points", []))}
+        plan: dict[str, list[dict[str, Any]]] = {}
         for mutant in mutants:
             if not set(mutant["lines"]) & covered.get(mutant["file"], set()):
                 out["mutants"][mutant["id"]] = {"verdict": "unreached"}
@@ -294,16 +306,45 @@ class Worker:
             mutated_lines = set(range(int(mutant["line"]), int(mutant["end_line"]) + 1))
             if mutated_lines & self.import_lines.get(mutant["file"], set()):
                 # the mutated code ran while the package imported: swapping code afterwards
-                # cannot replay that, so a fresh process with the mutant on disk decides
+                # cannot replay that, so a fresh import with the mutant on disk decides
                 out["mutants"][mutant["id"]] = {"verdict": "fallback", "detail": "mutated code runs at import time"}
                 continue
-            path = _abspath(self.root, mutant["file"])
-            if mutant["file"] not in texts:
-                with open(path, encoding="utf-8") as fh:
-                    texts[mutant["file"]] = fh.read()
-            result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
-                                                          texts[mutant["file"]], path, functions), limit)
-            out["mutants"][mutant["id"]] = _mutant_verdict(result, len(lines))
+            swapper.load(mutant)
+            point = split_stream.RUN_START if swapper.holds_generator(mutant) else \
+                split_stream.fork_point(mutant, trace.get("first_point", {}), order)
+            plan.setdefault(point, []).append(mutant)
+        gc.collect()
+        gc.freeze()  # keep the warm heap out of later collections (fewer copy-on-write faults)
+        planned = [m for group in plan.values() for m in group]
+        point_of = {m["id"]: label for label, group in plan.items() for m in group}
+        out["fork_points"] = {label: len(group) for label, group in plan.items()}
+
+        def prepare(mutant: dict[str, Any]) -> str | None:
+            error = swapper.swap(mutant)
+            if error is None:
+                _stop_at_first_failure(runner)
+            return error
+
+        def drive() -> dict[str, Any]:
+            split = split_stream.SplitStream(plan, limit, prepare=prepare,
+                                             summarize=lambda result: _summarize_run(result, len(lines)))
+            run_recorder = recorder(False)
+            run_recorder.point_hook = split.at
+            result = run_recorder.run(runner, feature, lines, parsed)
+            split.finish(result)  # a mutant child reports and exits here
+            return {"results": split.results}
+
+        timings["prepare"] = round(time.monotonic() - started - timings["clean"], 4)
+        driven = fork_call(drive, limit * (len(planned) + 1) + 60.0) if planned else {"results": {}}
+        timings["split_stream"] = round(float(driven.get("elapsed", 0.0)), 4)
+        results = driven.get("results", {})
+        for mutant in planned:
+            result = results.get(mutant["id"])
+            if result is None:
+                # the driver died or never reached the mutant's point: a fork from the start
+                result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
+                                                              swapper), limit)
+            out["mutants"][mutant["id"]] = dict(_mutant_verdict(result, len(lines)), point=point_of[mutant["id"]])
         return out
 
     def import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -341,6 +382,7 @@ class Worker:
                 if shared_runner is None:
                     os.chdir(self.root)
                     shared_runner = self._make_runner(self.features_dir, load=True)
+                    _stop_at_first_failure(shared_runner[0])
                 runner, load_error = shared_runner
                 if load_error:
                     verdicts[run["key"]] = {"verdict": "infra_no_step", "detail": load_error.splitlines()[0][:300]}
@@ -360,6 +402,7 @@ class Worker:
         runner, load_error = self._make_runner(features_dir, load=True)
         if load_error:
             return {"passed": False, "steps_ran": 0, "first_failure": load_error.splitlines()[0][:300]}
+        _stop_at_first_failure(runner)
         recorder = RunRecorder(ws_root, features_dir, self.production_dirs, self.hook_files, trace=False,
                                prod_root=self.root)
         return _summarize_run(recorder.run(runner, os.path.join(ws_root, run["feature"]), run["lines"]),
@@ -382,39 +425,11 @@ class Worker:
 
     @staticmethod
     def _mutant_child(runner, recorder, feature: str, lines: list[int], parsed, mutant: dict[str, Any],
-                      text: str, path: str, functions: dict[tuple[str, int, str], list[Any]]) -> dict[str, Any]:
-        mutated = apply_span(text, mutant["line"], mutant["col"], mutant["end_line"], mutant["end_col"],
-                             mutant["replacement"]).splitlines(keepends=True)
-        chunk = _function_chunk(mutated, mutant)
-        sample = next((f[0].__code__ for k, f in functions.items() if k[0] == path), None)
-        filename = sample.co_filename if sample is not None else path
-        # the module's __future__ imports (e.g. annotations) are not in the chunk: keep their flags
-        flags = (sample.co_flags & _FUTURE_FLAGS) if sample is not None else 0
-        try:
-            module_code = compile(chunk, filename, "exec", flags=flags, dont_inherit=True)
-        except SyntaxError as exc:
-            return {"swap_error": f"does not compile: {exc}"}
-        # Swap every live function whose code spans the mutated line: the mutated function,
-        # the functions around it, and closures made from it earlier (a factory that ran at
-        # import time made them) — all at once, before the test runs.
-        swaps = []
-        stack = [c for c in module_code.co_consts if hasattr(c, "co_qualname")]
-        while stack:
-            code = stack.pop()
-            stack.extend(c for c in code.co_consts if hasattr(c, "co_qualname"))
-            code_lines = [ln for _, _, ln in code.co_lines() if ln is not None]
-            if not code_lines or not (code.co_firstlineno <= mutant["line"] <= max(code_lines)):
-                continue
-            for func in functions.get((path, code.co_firstlineno, code.co_qualname), []):
-                if len(func.__code__.co_freevars) != len(code.co_freevars):
-                    # e.g. removing `super(...)` drops the __class__ cell: not swappable
-                    return {"swap_error": f"closure layout of {code.co_qualname} changes"}
-                swaps.append((func, code))
-        for func, code in swaps:
-            func.__code__ = code
-        swapped = len(swaps)
-        if not swapped:
-            return {"swap_error": "no live function holds the mutated code"}
+                      swapper: "CodeSwapper") -> dict[str, Any]:
+        error = swapper.swap(mutant)
+        if error:
+            return {"swap_error": error}
+        _stop_at_first_failure(runner)
         return _summarize_run(recorder(False).run(runner, feature, lines, parsed), len(lines))
 
     # ------------------------------------------------------------------ loop
@@ -480,6 +495,40 @@ class RunRecorder:
         self._kind_cache: dict[Any, int] = {}
         self._path_cache: dict[str, str] = {}
         self._scenario = None
+        # split-stream labels (see split_stream.py): points of this run, in order
+        self.point_hook: Any = None
+        self.points: list[str] = []
+        self._scenario_count = -1
+        self._step_label = split_stream.RUN_START
+        self._call_points = 0
+        self._cov: Any = None
+
+    def _point(self, label: str) -> None:
+        if self._cov is not None:
+            self._cov.switch_context(label)
+            self.points.append(label)
+        if self.point_hook is not None:
+            self.point_hook(label)
+
+    def _call_point_after(self, frame) -> None:
+        """A point after each return from production into step code with no other
+        production frame on the stack (so no production code is mid-way through)."""
+        if self._kind(frame.f_code) != 1:
+            return
+        caller = frame.f_back
+        if caller is None or self._kind(caller.f_code) != 2:
+            return
+        outer = caller.f_back
+        while outer is not None:
+            if self._kind(outer.f_code) == 1:
+                return
+            outer = outer.f_back
+        self._call_points += 1
+        self._point(split_stream.call_point(self._step_label, self._call_points))
+
+    def _split_profile(self, frame, event, arg):  # the split-stream driver's only hook
+        if event == "return":
+            self._call_point_after(frame)
 
     # code classification: 0 other, 1 production, 2 test-side (not hooks)
     def _kind(self, code) -> int:
@@ -504,6 +553,8 @@ class RunRecorder:
 
     def _profile(self, frame, event, arg):  # sys.setprofile callback: keep it lean
         if event != "call":
+            if event == "return":
+                self._call_point_after(frame)
             return
         code = frame.f_code
         kind = self._kind(code)
@@ -578,12 +629,17 @@ class RunRecorder:
         def scenario_run(scenario, runner_):
             recorder._scenario = scenario
             recorder.top_index = -1
+            recorder._scenario_count += 1
+            recorder._point(split_stream.scenario_point(recorder._scenario_count))
             return original_scenario_run(scenario, runner_)
 
         def step_run(step, runner_, *args, **kwargs):
             depth = len(recorder.step_stack)
             if depth == 0:
                 recorder.top_index += 1
+                recorder._step_label = split_stream.step_point(recorder._scenario_count, recorder.top_index)
+                recorder._call_points = 0
+                recorder._point(recorder._step_label)
                 recorder.top_role = step.step_type
                 scenario = recorder._scenario
                 bg = scenario.background_steps if scenario is not None else []
@@ -635,20 +691,25 @@ class RunRecorder:
                 cov.start()
             except ImportError:
                 cov = None
+            self._cov = cov
             sys.setprofile(self._profile)
+        elif self.point_hook is not None:
+            sys.setprofile(self._split_profile)
         failed = None
         abort = None
         try:
+            self._point(split_stream.RUN_START)
             failed = runner.run_model(features)
         except SystemExit as exc:
             abort = f"SystemExit({exc.code!r})"
         except BaseException as exc:
             abort = f"{type(exc).__name__}: {exc}"
         finally:
+            sys.setprofile(None)
             if self.trace:
-                sys.setprofile(None)
                 if cov is not None:
                     cov.stop()
+                self._cov = None
             # undo the instrumentation (matters only when a caller runs twice in-process)
             model.Step.run = original_step_run
             StepRegistry.find_match = original_find_match
@@ -673,12 +734,17 @@ class RunRecorder:
         }
         if self.trace:
             coverage_lines: dict[str, list[int]] = {}
+            first_point: dict[str, dict[str, str]] = {}
+            order = {label: i for i, label in enumerate(self.points)}
             if cov is not None:
                 data = cov.get_data()
                 for filename in data.measured_files():
                     lines_ = data.lines(filename) or []
                     if lines_:
-                        coverage_lines[_rel(self.prod_root, filename)] = sorted(lines_)
+                        rel = _rel(self.prod_root, filename)
+                        coverage_lines[rel] = sorted(lines_)
+                        first = split_stream.first_points(data.contexts_by_lineno(filename), order)
+                        first_point[rel] = {str(line): label for line, label in first.items()}
             result["trace"] = {
                 "direct": {str(k): sorted([_rel(self.prod_root, f), ln, q] for f, ln, q in v)
                            for k, v in self.direct.items()},
@@ -688,6 +754,8 @@ class RunRecorder:
                                          for f, ln, q in self.executed_other),
                 "test_files": sorted({_rel(self.root, f) for f in self.test_files}),
                 "coverage": coverage_lines,
+                "points": self.points,
+                "first_point": first_point,
                 "opened": sorted(_rel(self.root, p) for p in self.opened
                                  if p.startswith(self.features_dir)),
             }
@@ -802,6 +870,124 @@ def _mutant_verdict(result: dict[str, Any], expected_units: int) -> dict[str, An
     return {"verdict": "killed", "elapsed": elapsed, "detail": result.get("first_failure")}
 
 
+class CodeSwapper:
+    """Puts a mutant's code into the live function objects (in a forked child).
+
+    Every live function whose code spans the mutated line is swapped: the mutated
+    function, the functions around it, and closures made from it earlier (a factory
+    that ran at import time made them) — all at once, before the mutant's code runs.
+    """
+
+    def __init__(self, root: str, functions: dict[tuple[str, int, str], list[Any]]) -> None:
+        self.root = root
+        self.functions = functions
+        # one code object per file: its filename as the interpreter knows it, and the
+        # module's __future__ flags (e.g. annotations), which the compiled chunk lacks
+        self.samples: dict[str, Any] = {}
+        self.generators: dict[str, list[int]] = {}  # path -> first lines of generator functions
+        for (path, first_line, _), funcs in functions.items():
+            self.samples.setdefault(path, funcs[0].__code__)
+            if funcs[0].__code__.co_flags & _SUSPENDABLE:
+                self.generators.setdefault(path, []).append(first_line)
+        self.texts: dict[str, str] = {}
+
+    def holds_generator(self, mutant: dict[str, Any]) -> bool:
+        """Whether the mutant's function span holds a live generator (or coroutine)
+        function: a generator object made from it keeps the old code even after the
+        swap, and making one runs no line, so the clean run cannot say when it happened."""
+        path = _abspath(self.root, mutant["file"])
+        start = int(mutant.get("function_line") or mutant["line"])
+        end = int(mutant.get("function_end") or mutant["end_line"])
+        return any(start <= line <= end for line in self.generators.get(path, ()))
+
+    def load(self, mutant: dict[str, Any]) -> None:
+        """Read the mutant's file in the parent, so every child shares the text."""
+        path = _abspath(self.root, mutant["file"])
+        if path not in self.texts:
+            with open(path, encoding="utf-8") as fh:
+                self.texts[path] = fh.read()
+
+    def swap(self, mutant: dict[str, Any]) -> str | None:
+        """Swap the mutant in; an error text when it cannot be (the mutant falls back)."""
+        self.load(mutant)
+        path = _abspath(self.root, mutant["file"])
+        mutated = apply_span(self.texts[path], mutant["line"], mutant["col"], mutant["end_line"],
+                             mutant["end_col"], mutant["replacement"]).splitlines(keepends=True)
+        chunk = _function_chunk(mutated, mutant)
+        sample = self.samples.get(path)
+        filename = sample.co_filename if sample is not None else path
+        flags = (sample.co_flags & _FUTURE_FLAGS) if sample is not None else 0
+        try:
+            module_code = compile(chunk, filename, "exec", flags=flags, dont_inherit=True)
+        except SyntaxError as exc:
+            return f"does not compile: {exc}"
+        swaps = []
+        stack = [c for c in module_code.co_consts if hasattr(c, "co_qualname")]
+        while stack:
+            code = stack.pop()
+            stack.extend(c for c in code.co_consts if hasattr(c, "co_qualname"))
+            code_lines = [ln for _, _, ln in code.co_lines() if ln is not None]
+            if not code_lines or not (code.co_firstlineno <= mutant["line"] <= max(code_lines)):
+                continue
+            for func in self.functions.get((path, code.co_firstlineno, code.co_qualname), []):
+                live, mutated_free = func.__code__.co_freevars, code.co_freevars
+                if live != mutated_free:
+                    if len(mutated_free) < len(live) and live[:len(mutated_free)] == mutated_free:
+                        # e.g. removing `super().__init__()` drops the __class__ cell: the
+                        # mutated code never reads the extra cells, so declaring them keeps
+                        # the function's closure valid without changing what it does
+                        code = code.replace(co_freevars=live)
+                    else:
+                        return f"closure layout of {code.co_qualname} changes"
+                swaps.append((func, code))
+        if not swaps:
+            return "no live function holds the mutated code"
+        for func, code in swaps:
+            func.__code__ = code
+        return None
+
+
+def _stop_at_first_failure(runner: Any) -> None:
+    """A mutant's run ends at its first failing scenario (``behave --stop``, as mutmut
+    runs ``pytest -x``): the kill is decided there, and the remaining outline rows
+    would only repeat the set-up (7 rows cost 7 times one)."""
+    runner.config.stop = True
+
+
+def _prune_to_selected(features: list[Any], wanted: set[int]) -> None:
+    """Drop the scenarios a run does not select from the parsed model.
+
+    behave walks every scenario of the file and sets up output capture even for the
+    ones it skips (no hooks, no steps); on a 40-scenario file that is a fifth of a
+    one-scenario run. Left untouched unless every wanted line is found.
+    """
+    from behave import model
+
+    def selected(item: Any) -> bool:
+        if isinstance(item, (model.Rule, model.ScenarioOutline)):
+            return any(s.line in wanted for s in item.walk_scenarios()) if isinstance(item, model.Rule) \
+                else any(s.line in wanted for s in item.scenarios)
+        return item.line in wanted
+
+    found = {s.line for feature in features for s in feature.walk_scenarios() if s.line in wanted}
+    if found != wanted:
+        return
+
+    def prune(container: Any) -> None:
+        container.run_items = [item for item in container.run_items if selected(item)]
+        container.scenarios = [item for item in container.scenarios if selected(item)]
+        if hasattr(container, "rules"):
+            container.rules = [rule for rule in container.rules if selected(rule)]
+        for item in container.run_items:
+            if isinstance(item, model.Rule):
+                prune(item)
+            elif isinstance(item, model.ScenarioOutline):
+                item._scenarios = [s for s in item.scenarios if s.line in wanted]
+
+    for feature in features:
+        prune(feature)
+
+
 def _function_chunk(mutated: list[str], mutant: dict[str, Any]) -> str:
     """Source that compiles to the mutated function's code at its original line numbers.
 
@@ -826,90 +1012,6 @@ def apply_span(text: str, line: int, col: int, end_line: int, end_col: int, repl
     before = "".join(lines[: line - 1]) + lines[line - 1][:col]
     after = lines[end_line - 1][end_col:] + "".join(lines[end_line:])
     return before + replacement + after
-
-
-def fork_call(fn, timeout: float) -> dict[str, Any]:
-    """Run ``fn`` in a forked child; its JSON-able dict result comes back through a pipe.
-
-    The child gets its own process group (killed as a whole on timeout) and dies with
-    its parent. A child that exits without reporting (os._exit, a signal) is ``crashed``.
-    """
-    read_fd, write_fd = os.pipe()
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(read_fd)
-        code = 0
-        try:
-            # the child is short-lived: a collection would only touch (and copy) shared pages
-            gc.disable()
-            os.setpgid(0, 0)
-            _die_with_parent()
-            payload = json.dumps(fn()).encode()
-        except BaseException as exc:  # never let the child return into the caller's loop
-            payload = json.dumps({"exit": "worker_error", "error": f"{type(exc).__name__}: {exc}",
-                                  "traceback": traceback.format_exc()}).encode()
-            code = 1
-        try:
-            _write_all(write_fd, payload)
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    chunks: list[bytes] = []
-    size = 0
-    deadline = started + timeout
-    timed_out = False
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-        if not ready:
-            continue
-        chunk = os.read(read_fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_RESULT_BYTES:
-            break
-    os.close(read_fd)
-    if timed_out:
-        _kill_group(pid)
-    _, status = os.waitpid(pid, 0)
-    _kill_group(pid)  # anything the test left running in its process group
-    elapsed = time.monotonic() - started
-    if timed_out:
-        return {"exit": "timeout", "elapsed": elapsed}
-    raw = b"".join(chunks)
-    if not raw:
-        return {"exit": "crashed", "elapsed": elapsed, "wait_status": status,
-                "error": _describe_wait_status(status)}
-    try:
-        result = json.loads(raw)
-    except ValueError:
-        return {"exit": "crashed", "elapsed": elapsed, "error": "truncated result"}
-    result["elapsed"] = elapsed
-    return result
-
-
-_LIBC = None
-
-
-def _die_with_parent() -> None:
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _load_libc() -> None:
-    """Load libc once in the parent: a dlopen per fork would cost a millisecond each."""
-    global _LIBC
-    try:
-        import ctypes
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-    except (OSError, AttributeError):
-        _LIBC = None
 
 
 def _rel(root: str, filename: str) -> str:
@@ -949,30 +1051,8 @@ def _behave_version() -> str:
         return "unknown"
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _describe_wait_status(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    if os.WIFEXITED(status):
-        return f"exited with code {os.WEXITSTATUS(status)} before reporting"
-    return f"wait status {status}"
-
-
 def main() -> None:
-    _load_libc()
+    load_libc()
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # project output goes to stderr, never into the protocol
     sys.stdout = sys.stderr

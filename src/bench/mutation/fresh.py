@@ -64,7 +64,8 @@ def run_fresh(root: Path, python_path: list[str], feature: str, lines: list[int]
         report = Path(tmp) / "report.json"
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                    PYTHONPATH=os.pathsep.join(str(work / p) for p in python_path))
-        cmd = [python, "-m", "behave", "--no-summary", "--no-snippets", "-f", "json", "-o", str(report),
+        # --stop: a mutant's run ends at the first failing scenario, as in the executor
+        cmd = [python, "-m", "behave", "--stop", "--no-summary", "--no-snippets", "-f", "json", "-o", str(report),
                *[f"{feature}:{line}" for line in lines]]
         import time
         start = time.perf_counter()
