@@ -10,6 +10,7 @@ import os
 import typer
 
 from bench import cli as bench_cli
+from harness.cli_views import view_command
 
 app = typer.Typer(
     name="req2test",
@@ -26,6 +27,7 @@ app.command("summary")(bench_cli.summary)
 app.command("evaluate")(bench_cli.evaluate_command)
 app.command("calibrate")(bench_cli.calibrate_command)
 app.command("schema")(bench_cli.schema)
+app.command("view")(view_command)
 
 
 def main() -> None:

@@ -1,0 +1,128 @@
+"""The one sandbox interface every backend implements, and its typed records.
+
+Modelled on inspect_ai's SandboxEnvironment and mini-swe-agent's Environment: a sandbox
+is a workspace directory on the host, visible inside at ``WORKSPACE`` as the only
+writable place, plus ``exec`` of one command at a time. Each ``exec`` is its own
+process tree; nothing a command starts outlives it (files persist, processes do not).
+The sandbox's wall clock (policy, 3,600 s by default) bounds the sum of everything:
+once spent, ``exec`` refuses and reports why.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Where the workspace appears inside every isolating backend.
+WORKSPACE = "/workspace"
+
+BackendName = Literal["bwrap", "docker", "local"]
+
+
+class SandboxError(Exception):
+    """A sandbox cannot be created or used; one line, says what to do."""
+
+
+class SandboxPolicy(BaseModel):
+    """A named policy from ``sandboxes/<name>.toml`` (or the user's own file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    backend: BackendName = "bwrap"
+    wall_clock_seconds: float = Field(3600.0, gt=0, description="budget of the whole sandbox")
+    exec_timeout_seconds: float = Field(600.0, gt=0, description="default limit of one command")
+    egress_allow: list[str] = Field(
+        default_factory=list,
+        description="host:port pairs the sandbox may reach through the proxy (the model provider); "
+        "everything else is refused and logged")
+    readonly_binds: list[str] = Field(default_factory=list,
+                                      description="extra host paths visible read-only at the same path")
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment inside")
+    pids_limit: int = Field(256, gt=0, description="processes a command may hold at once (fork bombs)")
+    memory_mb: int = Field(4096, gt=0)
+    image: str = Field("req2test-runtime:offline", description="docker backend: the image to run")
+    allow_local: bool = Field(False, description="the local backend refuses to start unless this is set")
+
+
+class ExecResult(BaseModel):
+    command: list[str]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+    refused: str | None = Field(None, description="why the command did not run (wall clock spent, closed)")
+
+
+class EgressRecord(BaseModel):
+    """One request through the egress proxy."""
+
+    time: float
+    target: str = Field(description="host:port asked for")
+    method: str
+    allowed: bool
+    reason: str = ""
+
+
+class WorkspaceDiff(BaseModel):
+    """What a generation changed in its workspace, sorted into what we keep and what we drop."""
+
+    test_files: dict[str, str] = Field(default_factory=dict, description="kept: test-side files, path → text")
+    discarded: dict[str, str] = Field(default_factory=dict, description="dropped: path → reason")
+    ignored: list[str] = Field(default_factory=list, description="bytecode caches, agent chat logs")
+
+
+class SandboxReport(BaseModel):
+    """Recorded with every run: what isolated it and what it tried to reach."""
+
+    backend: BackendName
+    policy: str
+    isolated: bool
+    wall_clock_seconds: float
+    used_seconds: float
+    egress_allow: list[str]
+    egress: list[EgressRecord] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    policy: SandboxPolicy
+    workspace: Path
+
+    def start(self) -> None: ...
+
+    def exec(self, command: list[str] | str, timeout: float | None = None,
+             env: dict[str, str] | None = None, cwd: str | None = None) -> ExecResult: ...
+
+    def read_file(self, path: str) -> str: ...
+
+    def write_file(self, path: str, content: str) -> None: ...
+
+    def diff(self) -> WorkspaceDiff: ...
+
+    def close(self) -> SandboxReport: ...
+
+
+class WallClock:
+    """The sandbox's budget: each command gets at most what is left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+
+    @property
+    def used(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.seconds - self.used)
+
+    def limit(self, requested: float | None, default: float) -> float:
+        return min(requested if requested is not None else default, self.remaining)

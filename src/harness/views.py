@@ -1,0 +1,273 @@
+"""Repository views: what an agent may see of a project while it writes one instance's test.
+
+Both views start from the dataset's pinned snapshot and remove the test implementation of
+EVERY scenario (step definitions and their helpers), keeping what the whole suite shares:
+the hooks (behave's environment.py and the test-side modules it imports), fixtures and
+data files. Then:
+
+- target-hidden (``th``): the bodies the dataset lists for the instance are replaced by a
+  placeholder that raises ``NotImplementedError("implementation hidden")``;
+- all-hidden (``ah``): every body in the declared production scope is, except the bodies
+  the package runs while it imports (kept so it still imports; listed in the manifest as
+  possible leaks).
+
+Bytecode, VCS data and editor caches never enter a view. A view is a pure function of the
+snapshot and the instance's view spec: it is cached under its recipe hash and its tree
+hash is recorded, so two builds are byte-identical.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from bench.dataset import Dataset, load_dataset
+from bench.model import Instance, ProjectRecord
+from harness.hiding import hide_bodies
+
+ViewKind = Literal["th", "ah"]
+VIEWS_VERSION = "1"
+
+# Never copied into a view: bytecode, VCS metadata, caches, build output.
+_SKIPPED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
+                  ".nox", ".venv", "venv", "build", "dist", ".eggs", ".coverage", ".idea", ".vscode"}
+_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+
+
+class ViewError(Exception):
+    """A view cannot be made; one line."""
+
+
+class ViewManifest(BaseModel):
+    """Written as ``.req2test-view.json`` beside (never inside) the tree the agent sees."""
+
+    instance_id: str
+    project: str
+    kind: ViewKind
+    recipe_sha256: str = Field(description="hash of everything the view is made from; the cache key")
+    tree_sha256: str = Field(description="hash of the materialized tree: equal builds are identical")
+    hidden: list[str] = Field(description="file:qualname of every replaced body")
+    kept_import_time: list[str] = Field(default_factory=list,
+                                        description="all-hidden: bodies kept because the package runs them "
+                                        "while it imports (visible implementation: possible leaks)")
+    removed_test_files: list[str] = Field(description="test implementation removed (every scenario's)")
+    kept_infrastructure: list[str] = Field(description="test-side Python kept: hooks and what they import")
+    files: int
+    build_seconds: float
+    cached: bool = False
+
+
+class View(BaseModel):
+    root: Path
+    manifest: ViewManifest
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("REQ2TEST_CACHE", Path.home() / ".cache" / "req2test")) / "views"
+
+
+def materialize(dataset: Dataset | Path, instance_id: str, kind: ViewKind, out_dir: Path | None = None,
+                cache_dir: Path | None = None) -> View:
+    """The view of one instance: from the cache when its recipe is unchanged.
+
+    With ``out_dir`` the tree is copied there (which must not exist or be empty); the
+    cached tree itself must never be handed to an agent as its writable workspace.
+    """
+    if kind not in ("th", "ah"):
+        raise ViewError(f"unknown view {kind!r}: use th (target-hidden) or ah (all-hidden)")
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(Path(dataset))
+    instance = ds.instance(instance_id)
+    project = next((p for p in ds.card.projects if p.name == instance.project), None)
+    if project is None:
+        raise ViewError(f"dataset has no project {instance.project!r}")
+    snapshot = ds.root / project.snapshot
+    if not snapshot.is_dir():
+        raise ViewError(f"project snapshot missing: {snapshot}")
+    started = time.perf_counter()
+    recipe = _Recipe(ds, instance, project, kind)
+    cache = (cache_dir or default_cache_dir()) / f"{recipe.sha256}"
+    manifest_path = cache / "manifest.json"
+    if manifest_path.is_file():
+        manifest = ViewManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        # an all-hidden view is shared by every instance of the project: name the one asked for
+        manifest = manifest.model_copy(update={"cached": True, "instance_id": instance.id,
+                                               "build_seconds": round(time.perf_counter() - started, 4)})
+    else:
+        manifest = _build(recipe, snapshot, cache, started)
+    tree = cache / "tree"
+    if out_dir is None:
+        return View(root=tree, manifest=manifest)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise ViewError(f"{out_dir} is not empty; choose a new directory")
+    shutil.copytree(tree, out_dir, symlinks=True, dirs_exist_ok=True)
+    (out_dir.parent / f"{out_dir.name}.req2test-view.json").write_text(manifest.model_dump_json(indent=2),
+                                                                         encoding="utf-8")
+    return View(root=out_dir, manifest=manifest)
+
+
+class _Recipe:
+    """Everything a view is made from, and its hash."""
+
+    def __init__(self, ds: Dataset, instance: Instance, project: ProjectRecord, kind: ViewKind) -> None:
+        self.instance = instance
+        self.project = project
+        self.kind = kind
+        self.gold_test_files = _gold_test_files(ds, project)
+        spans = [s.model_dump() for s in instance.view.target_hidden] if kind == "th" else []
+        payload = {
+            "version": VIEWS_VERSION, "kind": kind, "project": project.name, "source": project.source_sha256,
+            "features_dir": project.features_dir, "production": project.production,
+            "spans": spans,
+            "all_hidden_scope": instance.view.all_hidden_scope if kind == "ah" else [],
+            "import_time": sorted(project.import_time_bodies) if kind == "ah" else [],
+            "gold_test_files": sorted(self.gold_test_files),
+        }
+        self.sha256 = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _gold_test_files(ds: Dataset, project: ProjectRecord) -> set[str]:
+    """Test implementation files of every instance of the project (step definitions, helpers)."""
+    files: set[str] = set()
+    for gold in ds.load_gold().values():
+        if gold.instance_id.startswith(project.name + "/"):
+            files.update(c.path for c in gold.closure if c.role in ("step_definitions", "helper"))
+    return files
+
+
+def _build(recipe: _Recipe, snapshot: Path, cache: Path, started: float) -> ViewManifest:
+    project, kind = recipe.project, recipe.kind
+    staging = Path(tempfile.mkdtemp(prefix="view-", dir=_ensure(cache.parent)))
+    tree = staging / "tree"
+    try:
+        features = project.features_dir.rstrip("/")
+        infrastructure = _hook_infrastructure(snapshot, features)
+        removed: list[str] = []
+        for source in sorted(_walk(snapshot)):
+            rel = source.relative_to(snapshot).as_posix()
+            is_test_code = rel.endswith(".py") and (rel.startswith(features + "/") or rel in recipe.gold_test_files)
+            if is_test_code and rel not in infrastructure:
+                removed.append(rel)
+                continue
+            target = tree / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        hidden, kept = _hide(recipe, snapshot, tree)
+        manifest = ViewManifest(
+            instance_id=recipe.instance.id, project=project.name, kind=kind, recipe_sha256=recipe.sha256,
+            tree_sha256=tree_hash(tree), hidden=hidden, kept_import_time=kept, removed_test_files=removed,
+            kept_infrastructure=sorted(infrastructure), files=sum(1 for _ in _walk(tree)),
+            build_seconds=round(time.perf_counter() - started, 4))
+        (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+        try:
+            staging.rename(cache)  # atomic: a cache entry is complete or absent
+        except OSError:
+            if not (cache / "manifest.json").is_file():  # not a concurrent twin build: a real failure
+                raise
+            shutil.rmtree(staging, ignore_errors=True)
+        return manifest
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[str]]:
+    """Replace bodies in the copied tree; returns (hidden keys, kept import-time keys)."""
+    hidden: list[str] = []
+    kept: list[str] = []
+    if recipe.kind == "th":
+        by_file: dict[str, set[int]] = {}
+        for span in recipe.instance.view.target_hidden:
+            by_file.setdefault(span.file, set()).add(span.def_line)
+        for rel, lines in sorted(by_file.items()):
+            hidden += _rewrite(tree / rel, rel, lambda qualname, line, lines=lines: line in lines)
+        return sorted(hidden), kept
+    import_time = set(recipe.project.import_time_bodies)
+    for scope in recipe.instance.view.all_hidden_scope:
+        base = tree / scope
+        files = [base] if base.is_file() else sorted(base.rglob("*.py"))
+        for path in files:
+            rel = path.relative_to(tree).as_posix()
+
+            def should_hide(qualname: str, line: int, rel: str = rel) -> bool:
+                if f"{rel}:{qualname}" in import_time:
+                    kept.append(f"{rel}:{qualname}")
+                    return False
+                return True
+
+            hidden += _rewrite(path, rel, should_hide)
+    return sorted(hidden), sorted(set(kept))
+
+
+def _rewrite(path: Path, rel: str, should_hide) -> list[str]:
+    if not path.is_file():
+        raise ViewError(f"view spec names {rel}, which the snapshot does not have")
+    source = path.read_text(encoding="utf-8")
+    try:
+        text, report = hide_bodies(source, should_hide)
+    except Exception as exc:  # libcst parse errors: name the file, not a traceback
+        raise ViewError(f"cannot hide bodies in {rel}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
+    path.write_text(text, encoding="utf-8")
+    return [f"{rel}:{q}" for q in report.hidden]
+
+
+def _hook_infrastructure(snapshot: Path, features: str) -> set[str]:
+    """environment.py and the test-side modules it imports, transitively (shared by the suite)."""
+    start = f"{features}/environment.py"
+    if not (snapshot / start).is_file():
+        return set()
+    search = [snapshot / features, snapshot / features / "steps"]
+    keep: set[str] = set()
+    queue = [start]
+    while queue:
+        rel = queue.pop()
+        if rel in keep:
+            continue
+        keep.add(rel)
+        try:
+            tree = ast.parse((snapshot / rel).read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                for base in search:
+                    for candidate in (base / (name.replace(".", "/") + ".py"),
+                                      base / name.replace(".", "/") / "__init__.py"):
+                        if candidate.is_file():
+                            queue.append(candidate.relative_to(snapshot).as_posix())
+    return keep
+
+
+def _walk(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_NAMES and not d.endswith(_SKIPPED_SUFFIXES))
+        for name in sorted(filenames):
+            if name in _SKIPPED_NAMES or name.endswith(_SKIPPED_SUFFIXES):
+                continue
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+def tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_walk(root)):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
