@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# System packages the tests use: bubblewrap (the evaluator's no-network, read-only sandbox).
-# Idempotent; needs root (or sudo) only when something is missing.
+# System packages the tests use: bubblewrap (the evaluator's no-network, read-only sandbox)
+# and docker.io (the optional `docker` sandbox backend; harness.sandbox.dockerd starts its
+# engine on demand, so no service is enabled here).
+# Idempotent and quiet; needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# the daemon, not the CLI: a docker client alone cannot run the backend
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  log=$(mktemp)
+  # apt's chatter (debconf notes, service hints) only when something fails;
+  # no recommends: docker.io's would pull needrestart, apparmor and git
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+      --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
 fi

@@ -14,8 +14,8 @@ from bench.cli import console, fail, out
 from bench.dataset import DatasetError, load_dataset
 from bench.project import default_cache_dir as sdist_cache_root
 from harness.audit import audit_instance_sandbox
-from harness.sandbox import open_instance_sandbox
 from harness.sandbox.base import SandboxError
+from harness.sandbox.instance import open_instance_sandbox
 from harness.sandbox.policy import load_policy
 from harness.views import ViewError, materialize
 

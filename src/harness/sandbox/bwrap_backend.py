@@ -16,7 +16,6 @@ proxy variables point at it.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import tempfile
@@ -153,13 +152,12 @@ class BwrapSandbox:
                               refused=f"wall clock of {self.policy.wall_clock_seconds:g} s spent")
         inner = argv
         if self.proxy is not None:
-            ready = "/tmp/.req2test-forwarder-ready"
-            python = str(self.runtime.python) if self.runtime is not None else "python3"
-            forward = shlex.join([python, f"{EGRESS_DIR}/forwarder.py", "--socket", f"{EGRESS_DIR}/egress.sock",
-                                  "--port", str(FORWARDER_PORT), "--ready-file", ready])
+            from harness.sandbox.egress import wrap_command
+
             # the forwarder must listen before the command can use the proxy
-            inner = ["/bin/sh", "-c", f'{forward} & i=0; while [ ! -e {ready} ] && [ $i -lt 500 ]; '
-                     f'do sleep 0.01; i=$((i+1)); done; exec "$@"', "sh", *argv]
+            python = str(self.runtime.python) if self.runtime is not None else "python3"
+            inner = wrap_command(argv, python, f"{EGRESS_DIR}/egress.sock", FORWARDER_PORT,
+                                 script=f"{EGRESS_DIR}/forwarder.py")
         full = self.command_line(inner, self._environment(env), cwd or WORKSPACE)
         started = time.monotonic()
         proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

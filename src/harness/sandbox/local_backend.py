@@ -13,8 +13,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.sandbox.base import (WORKSPACE, ExecResult, SandboxError, SandboxPolicy, SandboxReport, WallClock,
-                                  WorkspaceDiff)
+from harness.sandbox.base import (
+    WORKSPACE,
+    ExecResult,
+    SandboxError,
+    SandboxPolicy,
+    SandboxReport,
+    WallClock,
+    WorkspaceDiff,
+)
 from harness.sandbox.workspace import Workspace
 
 NOT_ISOLATED = "NOT ISOLATED: the local backend ran commands with the caller's files and network"

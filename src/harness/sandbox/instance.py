@@ -1,0 +1,64 @@
+"""One instance's view in a started sandbox.
+
+``open_instance_sandbox`` is what agents use: the instance's view copied into a fresh
+workspace (baseline committed outside it), the project's runtime environment, the
+backend the policy names, started, plus the PYTHONPATH that makes the view's production
+code importable inside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.dataset import Dataset
+from harness.runtime import Runtime, ensure_runtime
+from harness.sandbox.base import WORKSPACE, Sandbox, SandboxError, SandboxPolicy
+from harness.sandbox.workspace import Workspace
+from harness.views import View, ViewKind, materialize
+
+__all__ = ["InstanceSandbox", "Sandbox", "SandboxError", "SandboxPolicy", "create_backend", "open_instance_sandbox"]
+
+
+@dataclass
+class InstanceSandbox:
+    sandbox: Sandbox
+    view: View
+    workspace: Workspace
+    runtime: Runtime | None
+    env: dict[str, str]  # what commands need inside (PYTHONPATH to the view's production code)
+
+
+def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime | None,
+                   readonly: list[Path] | None = None) -> Sandbox:
+    if policy.backend == "bwrap":
+        from harness.sandbox.bwrap_backend import BwrapSandbox
+
+        return BwrapSandbox(policy, workspace, runtime, readonly)
+    if policy.backend == "docker":
+        from harness.sandbox.docker_backend import DockerSandbox
+
+        binds = [*(runtime.bind_paths if runtime is not None else []), *(readonly or [])]
+        return DockerSandbox(policy, workspace.root, readonly=binds, differ=workspace.diff,
+                             hidden=runtime.base_site_packages if runtime is not None else [])
+    if policy.backend == "local":
+        from harness.sandbox.local_backend import LocalSandbox
+
+        return LocalSandbox(policy, workspace, runtime.venv / "bin" if runtime is not None else None)
+    raise SandboxError(f"unknown sandbox backend {policy.backend!r}")
+
+
+def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, policy: SandboxPolicy,
+                          work_dir: Path) -> InstanceSandbox:
+    """Materialize the view into ``work_dir/workspace`` (history in ``work_dir/baseline.git``) and start."""
+    view = materialize(dataset, instance_id, kind)
+    instance = dataset.instance(instance_id)
+    project = next(p for p in dataset.card.projects if p.name == instance.project)
+    workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir)
+    runtime = ensure_runtime(project.name, dataset.root / project.snapshot)
+    sandbox = create_backend(policy, workspace, runtime)
+    sandbox.start()
+    root = str(workspace.root) if policy.backend == "local" else WORKSPACE
+    python_path = ":".join(f"{root}/{entry}".rstrip("/.") for entry in project.python_path)
+    return InstanceSandbox(sandbox=sandbox, view=view, workspace=workspace, runtime=runtime,
+                           env={"PYTHONPATH": python_path})
