@@ -25,7 +25,7 @@ def _pids_root() -> Path | None:
 
 
 class PidsLimit:
-    """One cgroup per sandbox; ``join`` runs in the child before it execs the sandbox."""
+    """One cgroup per sandbox; each command's process joins it before it becomes bwrap."""
 
     def __init__(self, max_pids: int) -> None:
         self.max_pids = max_pids
@@ -49,11 +49,12 @@ class PidsLimit:
     def active(self) -> bool:
         return self.path is not None
 
-    def join(self) -> None:
-        """For ``preexec_fn``: move the calling (child) process into the cgroup."""
-        if self.path is not None:
-            with open(self.path / "cgroup.procs", "w") as fh:
-                fh.write(str(os.getpid()))
+    @property
+    def procs_file(self) -> Path:
+        """Write a pid here to move that process (and its future children) into the cgroup."""
+        if self.path is None:
+            raise RuntimeError("no cgroup")
+        return self.path / "cgroup.procs"
 
     def peak_refused(self) -> int:
         """How many forks the limit refused so far (v1 and v2: ``pids.events`` max count)."""
