@@ -140,6 +140,7 @@ class EgressProxy:
         self._listener: socket.socket | None = None
         self._wake: tuple[socket.socket, socket.socket] | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = False
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -166,6 +167,7 @@ class EgressProxy:
             listener.close()
             raise
         self._listener = listener
+        self._stopping = False
         self._wake = socket.socketpair()
         self._thread = threading.Thread(target=self._accept_loop, name="egress-proxy", daemon=True)
         self._thread.start()
@@ -179,6 +181,7 @@ class EgressProxy:
         self._wake[1].send(b"x")  # wakes the accept loop's select
         self._thread.join(timeout=5)
         with self._lock:
+            self._stopping = True  # a handler still connecting upstream gives up (see _handle)
             conns = list(self._conns)
         for conn in conns:
             # shutdown (not close) wakes the relay's selector; its thread closes the fd.
@@ -253,14 +256,9 @@ class EgressProxy:
     def _handle(self, conn: socket.socket) -> None:
         try:
             head, rest = self._read_head(conn)
+            method, host, port, forward = self._parse(head)
         except _Silent:
             return
-        except _BadRequest as bad:
-            self._record(bad.target, bad.method, False, bad.reason)
-            self._reply(conn, 400, "Bad Request", f"bad proxy request: {bad.reason}")
-            return
-        try:
-            method, host, port, forward = self._parse(head)
         except _BadRequest as bad:
             self._record(bad.target, bad.method, False, bad.reason)
             self._reply(conn, 400, "Bad Request", f"bad proxy request: {bad.reason}")
@@ -279,6 +277,9 @@ class EgressProxy:
             return
         self._record(target, method, True)
         with self._lock:
+            if self._stopping:
+                upstream.close()
+                return
             self._conns.add(upstream)
         try:
             if method == "CONNECT":
