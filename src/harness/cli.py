@@ -1,4 +1,4 @@
-"""The ``req2test`` command: bench commands plus (later) the harness commands.
+"""The ``req2test`` command: the bench commands and the harness commands.
 
 The CLI lives in harness because harness may import bench, never the reverse.
 """
@@ -10,7 +10,9 @@ import os
 import typer
 
 from bench import cli as bench_cli
+from harness.cli_generate import generate_command
 from harness.cli_views import view_command
+from harness.provider.cli import provider_serve
 
 app = typer.Typer(
     name="req2test",
@@ -28,6 +30,11 @@ app.command("evaluate")(bench_cli.evaluate_command)
 app.command("calibrate")(bench_cli.calibrate_command)
 app.command("schema")(bench_cli.schema)
 app.command("view")(view_command)
+app.command("generate")(generate_command)
+provider_app = typer.Typer(help="A scripted model provider on loopback, for testing agents offline.",
+                           no_args_is_help=True, rich_markup_mode="markdown")
+provider_app.command("serve")(provider_serve)
+app.add_typer(provider_app, name="provider")
 
 
 def main() -> None:

@@ -1,0 +1,79 @@
+"""The agent extension point: one protocol, one task record, one result record.
+
+Writing your own agent (see ``examples/custom_agent``): implement ``run(task, env)`` —
+read the task, act in ``env.sandbox`` (exec, read_file, write_file), call models through
+``env.model`` so the ledger and limits apply, record what you did in ``env.trajectory``
+— and return an ``AgentResult`` saying why you stopped. The harness collects the test
+from the workspace diff afterwards; an agent never writes predictions itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from bench.model import Instance
+from harness.llm import Model
+from harness.sandbox.instance import InstanceSandbox
+
+EndReason = Literal["submitted", "no_tool_call", "max_calls", "wall_clock", "max_cost", "provider_interrupted",
+                    "agent_error", "finished"]
+
+
+class AgentTask(BaseModel):
+    """Everything an agent may know about one generation."""
+
+    instance: Instance
+    view: Literal["th", "ah"]
+    features_dir: str
+    python_path: str = Field(description="PYTHONPATH inside the sandbox that makes production importable")
+    paragraphs: list[str] = Field(default_factory=list, description="names of the prompt paragraphs the arm adds")
+    enriched_requirement: str | None = Field(None, description="a clarified requirement, when a strategy made one")
+    prerequisite_tests: dict[str, str] = Field(default_factory=dict,
+                                               description="passing tests of prerequisite requirements")
+
+
+class AgentResult(BaseModel):
+    reason: EndReason
+    detail: str = ""
+    summary: str = Field("", description="what the agent says it did (its submit message)")
+
+
+class Trajectory:
+    """Every message, tool call, output, timing and cost of one generation, as JSON lines."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.started = time.monotonic()
+        self.events: list[dict[str, Any]] = []
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")
+
+    def add(self, kind: str, **fields: Any) -> None:
+        event = {"t": round(time.monotonic() - self.started, 3), "type": kind, **fields}
+        self.events.append(event)
+        if self.path is not None:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(event, default=str) + "\n")
+
+
+class AgentEnv:
+    """What the harness hands an agent for one generation."""
+
+    def __init__(self, opened: InstanceSandbox, model: Model | None, trajectory: Trajectory) -> None:
+        self.opened = opened
+        self.sandbox = opened.sandbox
+        self.model = model
+        self.trajectory = trajectory
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def run(self, task: AgentTask, env: AgentEnv) -> AgentResult: ...

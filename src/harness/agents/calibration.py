@@ -1,0 +1,50 @@
+"""Calibration agents: they write a test derived from the ground truth, or none at all.
+
+For checking the pipeline only — what a run measures when the agent is perfect (oracle),
+writes steps that do nothing (empty), checks nothing (then-stripped), or delivers nothing
+(none). The oracle and its relatives read the ground truth, so they are refused in any
+run marked for submission (``uses_ground_truth``).
+"""
+
+from __future__ import annotations
+
+from harness.agents.base import AgentEnv, AgentResult, AgentTask
+
+
+class CalibrationAgent:
+    uses_ground_truth = True
+
+    def __init__(self, kind: str, files_by_instance: dict[str, dict[str, str]]) -> None:
+        self.kind = kind
+        self.name = f"calibration:{kind}"
+        self.files_by_instance = files_by_instance
+
+    def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
+        files = self.files_by_instance.get(task.instance.id, {})
+        for path, text in sorted(files.items()):
+            env.sandbox.write_file(path, text)
+            env.trajectory.add("tool", name="write_file", arguments={"path": path}, output=f"{len(text)} characters")
+        env.trajectory.add("end", reason="finished")
+        return AgentResult(reason="finished", summary=f"{self.kind}: wrote {len(files)} files")
+
+
+class NoneAgent:
+    """Writes nothing: every instance is a generation failure (the floor of a run)."""
+
+    name = "calibration:none"
+    uses_ground_truth = False
+
+    def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
+        env.trajectory.add("end", reason="finished")
+        return AgentResult(reason="finished", summary="wrote nothing")
+
+
+def calibration_agent(kind: str, dataset_dir) -> CalibrationAgent | NoneAgent:  # noqa: ANN001
+    if kind == "none":
+        return NoneAgent()
+    from bench.calibrate import calibration_predictions
+
+    predictions = calibration_predictions(dataset_dir)
+    if kind not in predictions:
+        raise ValueError(f"unknown calibration agent {kind!r}: oracle, empty, then-stripped or none")
+    return CalibrationAgent(kind, {p.instance_id: p.files for p in predictions[kind]})

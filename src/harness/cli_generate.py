@@ -1,0 +1,82 @@
+"""``req2test generate``: run an agent over a dataset's instances and write predictions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli import RichProgress, console, fail
+from bench.dataset import DatasetError
+from harness.generate import GenerateError, GenerateOptions, generate
+from harness.llm import Limits, ModelConfig
+from harness.prompts import PromptError
+from harness.sandbox.base import SandboxError
+from harness.views import ViewError
+
+
+def generate_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (resumed if it exists).")],
+    agent: Annotated[str, typer.Option(help="builtin | oracle | empty | then-stripped | none | module:Class")]
+    = "builtin",
+    model: Annotated[str | None, typer.Option(help="litellm model string, e.g. openai/gpt-5-mini.")] = None,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL (default: the provider's own, or "
+                                                      "REQ2TEST_API_BASE).")] = None,
+    reasoning: Annotated[str | None, typer.Option(help="Reasoning effort passed to the model (low/medium/high).")]
+    = None,
+    view: Annotated[str, typer.Option(help="th (target-hidden) or ah (all-hidden).")] = "th",
+    instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these instances (repeat).")]
+    = None,
+    paragraph: Annotated[list[str] | None, typer.Option("--paragraph", "-p",
+                                                        help="Prompt paragraphs to add (files in prompts/paragraphs).")]
+    = None,
+    sandbox: Annotated[str, typer.Option(help="Sandbox policy name (sandboxes/) or .toml path.")] = "default",
+    max_calls: Annotated[int, typer.Option(help="Model calls per generation.", min=1)] = 200,
+    max_seconds: Annotated[float, typer.Option(help="Wall clock per generation.", min=1)] = 3600.0,
+    max_cost: Annotated[float | None, typer.Option(help="USD per generation.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run an agent on instances inside sandboxes and write RUN_DIR/predictions.jsonl.
+
+    Each generation gets its instance's view in a fresh sandbox; the test is collected from
+    the workspace diff. RUN_DIR also gets trajectories/ (every message, tool call, output,
+    timing and cost) and ledger.jsonl (every model call). Rerunning resumes.
+
+    Examples:
+
+      req2test generate datasets/tinyshop --model openai/gpt-5-mini -o runs/mini
+
+      req2test provider serve --script script.yaml --port 8765 &
+      req2test generate datasets/tinyshop --model openai/scripted --api-base http://127.0.0.1:8765/v1 -o runs/s
+
+      req2test generate datasets/tinyshop --agent oracle -o runs/oracle   # pipeline check only
+
+      req2test evaluate datasets/tinyshop -p runs/mini/predictions.jsonl -o runs/mini
+    """
+    if view not in ("th", "ah"):
+        raise fail(f"--view must be th or ah, not {view!r}")
+    config = None
+    if model is not None:
+        config = ModelConfig(model=model, api_base=api_base or os.environ.get("REQ2TEST_API_BASE"),
+                             reasoning_effort=reasoning)
+    options = GenerateOptions(agent=agent, model=config, view=view, sandbox=sandbox,  # type: ignore[arg-type]
+                              limits=Limits(max_calls=max_calls, max_seconds=max_seconds, max_cost_usd=max_cost),
+                              paragraphs=list(paragraph or []), instances=list(instance) if instance else None)
+    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        records = generate(dataset, output, options, progress)
+    except (GenerateError, DatasetError, SandboxError, ViewError, PromptError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; finished instances are kept and a rerun resumes", 130) from None
+    finally:
+        progress.close()
+    reasons: dict[str, int] = {}
+    for record in records:
+        reasons[record.end_reason] = reasons.get(record.end_reason, 0) + 1
+    console.print(f"generated {len(records)} instance(s) into {output / 'predictions.jsonl'}: "
+                  + (", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "nothing left to do"))

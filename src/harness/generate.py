@@ -1,0 +1,196 @@
+"""``req2test generate``: run an agent on instances and collect its tests as predictions.
+
+For each instance: the view in a fresh sandbox, the agent's run (its trajectory and every
+model call in the ledger), the test collected from the workspace diff, one line appended
+to ``RUN_DIR/predictions.jsonl`` — which ``req2test evaluate`` scores. Finished instances
+are never redone: rerunning the command resumes. A generation interrupted by provider
+limits is re-run (up to ``provider_reruns`` times); one that merely failed is not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from bench.dataset import load_dataset
+from bench.model import GenerationMetadata, Prediction
+from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
+from harness.llm import Ledger, Limits, Model, ModelConfig
+from harness.sandbox.instance import open_instance_sandbox
+from harness.sandbox.policy import load_policy
+
+BUILTIN_AGENTS = ("builtin", "oracle", "empty", "then-stripped", "none")
+
+
+class GenerateError(Exception):
+    """A user mistake in a generate request; one line."""
+
+
+class GenerateOptions(BaseModel):
+    agent: str = "builtin"
+    model: ModelConfig | None = None
+    view: Literal["th", "ah"] = "th"
+    sandbox: str = "default"
+    limits: Limits = Field(default_factory=Limits)
+    paragraphs: list[str] = Field(default_factory=list)
+    instances: list[str] | None = None
+    for_submission: bool = False
+    provider_reruns: int = Field(2, ge=0)
+
+
+class GenerationRecord(BaseModel):
+    instance_id: str
+    end_reason: str
+    files: int
+    seconds: float
+
+
+def safe_name(instance_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", instance_id)
+
+
+def load_agent(name: str, dataset_dir: Path) -> Agent:
+    if name == "builtin":
+        from harness.agents.builtin import BuiltinAgent
+
+        return BuiltinAgent()
+    if name in ("oracle", "empty", "then-stripped", "none"):
+        from harness.agents.calibration import calibration_agent
+
+        return calibration_agent(name, dataset_dir)
+    if ":" in name:  # a user's agent: "package.module:ClassName"
+        import importlib
+
+        module_name, _, class_name = name.partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), class_name)()
+        except (ImportError, AttributeError) as exc:
+            raise GenerateError(f"cannot load agent {name!r}: {exc}") from None
+    raise GenerateError(f"unknown agent {name!r}: {', '.join(BUILTIN_AGENTS)} or module:Class")
+
+
+def finished_instances(path: Path) -> set[str]:
+    done: set[str] = set()
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                done.add(json.loads(line)["instance_id"])
+            except (ValueError, KeyError):
+                continue  # a torn last line from a kill: that instance is redone
+    return done
+
+
+class _TaggedLedger(Ledger):
+    """The run's ledger.jsonl: every call, tagged with its instance and attempt."""
+
+    def __init__(self, path: Path, tags: dict[str, Any]) -> None:
+        super().__init__(None)
+        self.file = path
+        self.tags = tags
+
+    def add(self, record) -> None:  # noqa: ANN001
+        super().add(record)
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.file, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({**self.tags, **record.model_dump()}) + "\n")
+
+
+def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
+             progress: Any = None) -> list[GenerationRecord]:
+    ds = load_dataset(dataset_dir)
+    agent = load_agent(options.agent, ds.root)
+    if options.for_submission and getattr(agent, "uses_ground_truth", False):
+        raise GenerateError(f"agent {options.agent!r} reads the ground truth; "
+                            "it cannot be used in a run for submission")
+    if options.agent == "builtin" and options.model is None:
+        raise GenerateError("the built-in agent needs --model (e.g. openai/gpt-5-mini)")
+    policy = load_policy(options.sandbox)
+    ids = options.instances or [inst.id for inst in ds.instances]
+    known = {inst.id for inst in ds.instances}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise GenerateError(f"no instance {unknown[0]!r} in {ds.root}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_path = run_dir / "generate.json"
+    config = options.model_dump(mode="json", exclude={"instances"})
+    if config.get("model") and config["model"].get("api_key"):
+        config["model"]["api_key"] = "(set)"
+    if config_path.is_file() and json.loads(config_path.read_text(encoding="utf-8")) != config:
+        raise GenerateError(f"{run_dir} holds a generation with other settings; use a new run directory")
+    config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    predictions = run_dir / "predictions.jsonl"
+    done = finished_instances(predictions)
+    _drop_torn_line(predictions)
+    records: list[GenerationRecord] = []
+    todo = [i for i in ids if i not in done]
+    if progress is not None:
+        progress.stage(f"generate ({options.agent})", len(todo))
+    for instance_id in todo:
+        record = _generate_one(ds, instance_id, agent, options, policy, run_dir)
+        records.append(record)
+        if progress is not None:
+            progress.advance()
+    return records
+
+
+def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path):  # noqa: ANN001
+    instance = ds.instance(instance_id)
+    project = next(p for p in ds.card.projects if p.name == instance.project)
+    started = time.monotonic()
+    attempts = 0
+    ledger_totals: dict[str, Any] = {}
+    while True:
+        attempts += 1
+        work = run_dir / "work" / safe_name(instance_id)
+        shutil.rmtree(work, ignore_errors=True)
+        opened = open_instance_sandbox(ds, instance_id, options.view, policy, work)
+        ledger = _TaggedLedger(run_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts})
+        model = Model(options.model, options.limits, ledger) if options.model is not None else None
+        trajectory = Trajectory(run_dir / "trajectories" / safe_name(instance_id) / f"{attempts}.jsonl")
+        task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,
+                         python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs)
+        try:
+            result = agent.run(task, AgentEnv(opened, model, trajectory))
+        except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's
+            result = AgentResult(reason="agent_error", detail=f"{type(exc).__name__}: {exc}")
+            trajectory.add("end", reason="agent_error", detail=result.detail)
+        diff = opened.sandbox.diff()
+        report = opened.sandbox.close()
+        ledger_totals = ledger.totals()
+        shutil.rmtree(work, ignore_errors=True)
+        if result.reason == "provider_interrupted" and attempts <= options.provider_reruns:
+            continue  # interrupted by the provider, not by its own failure: run it again
+        break
+    metadata = GenerationMetadata(
+        agent=getattr(agent, "name", options.agent), model=options.model.model if options.model else None,
+        reasoning=options.model.reasoning_effort if options.model else None, view=options.view,
+        wall_seconds=round(time.monotonic() - started, 3), llm_calls=ledger_totals.get("calls", 0),
+        input_tokens=ledger_totals.get("input_tokens", 0), output_tokens=ledger_totals.get("output_tokens", 0),
+        cached_tokens=ledger_totals.get("cached_tokens", 0), cost_usd=ledger_totals.get("cost_usd"),
+        extra={"end_reason": result.reason, "end_detail": result.detail, "attempts": attempts,
+               "cost_source": ledger_totals.get("cost_source"), "retries": ledger_totals.get("retries", 0),
+               "paragraphs": options.paragraphs, "discarded": diff.discarded,
+               "sandbox": report.model_dump(mode="json")})
+    prediction = Prediction(instance_id=instance_id, files=diff.test_files, metadata=metadata)
+    with open(run_dir / "predictions.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(prediction.model_dump_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return GenerationRecord(instance_id=instance_id, end_reason=result.reason, files=len(diff.test_files),
+                            seconds=metadata.wall_seconds or 0.0)
+
+
+def _drop_torn_line(path: Path) -> None:
+    """A kill -9 mid-write leaves a partial last line: drop it so the file stays valid JSONL."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
