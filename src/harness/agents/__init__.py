@@ -1,0 +1,1 @@
+"""Agents: the protocol (``base``), the built-in agent, calibration agents, external adapters."""
