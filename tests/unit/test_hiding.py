@@ -124,3 +124,23 @@ def test_workspace_diff_keeps_tests_discards_production_ignores_caches(tmp_path:
     assert "outside the test area" in diff.discarded["src/lib.py"]
     assert set(diff.ignored) == {"features/steps/__pycache__/a.cpython-311.pyc", ".aider.chat.history.md"}
     assert workspace.diff() == diff  # diffing twice changes nothing
+
+
+def test_local_backend_needs_opt_in_and_says_it_is_not_isolated(tmp_path: Path) -> None:
+    from harness.sandbox.base import SandboxPolicy
+    from harness.sandbox.local_backend import LocalSandbox
+
+    view = tmp_path / "view"
+    (view / "features").mkdir(parents=True)
+    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "h.git", "features")
+    with pytest.raises(SandboxError, match="allow_local"):
+        LocalSandbox(SandboxPolicy(name="x", backend="local"), workspace).start()
+    sandbox = LocalSandbox(load_policy("local"), workspace)
+    sandbox.start()
+    sandbox.write_file("/workspace/features/steps/s.py", "x = 1\n")
+    assert sandbox.exec("cat features/steps/s.py").stdout == "x = 1\n"
+    with pytest.raises(SandboxError, match="escapes the workspace"):
+        sandbox.read_file("../../etc/passwd")
+    assert set(sandbox.diff().test_files) == {"features/steps/s.py"}
+    report = sandbox.close()
+    assert report.isolated is False and "NOT ISOLATED" in report.notes[0]

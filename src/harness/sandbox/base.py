@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -107,6 +107,48 @@ class Sandbox(Protocol):
     def diff(self) -> WorkspaceDiff: ...
 
     def close(self) -> SandboxReport: ...
+
+
+def workspace_path(workspace: Path, path: str) -> Path:
+    """The host path of ``path`` (relative, or under /workspace); refuses anything outside.
+
+    Symlinks are resolved first, so a link an agent planted cannot make the host read or
+    write outside the workspace."""
+    root = workspace.resolve()
+    inside = path == WORKSPACE or path.startswith(WORKSPACE + "/")
+    rel = path[len(WORKSPACE):].lstrip("/") if inside else path
+    if rel.startswith("/"):
+        raise SandboxError(f"{path} is outside {WORKSPACE}; only the workspace is reachable")
+    host = (root / rel).resolve()
+    if host != root and not host.is_relative_to(root):
+        raise SandboxError(f"{path} escapes the workspace")
+    return host
+
+
+def read_workspace_file(workspace: Path, path: str) -> str:
+    host = workspace_path(workspace, path)
+    try:
+        return host.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise SandboxError(f"cannot read {path}: {exc.strerror}") from None
+
+
+class HostWorkspaceFiles:
+    """File access and diff through the host side of the workspace (bwrap and local backends)."""
+
+    workspace: Path
+    workspace_handle: Any  # harness.sandbox.workspace.Workspace
+
+    def read_file(self, path: str) -> str:
+        return read_workspace_file(self.workspace, path)
+
+    def write_file(self, path: str, content: str) -> None:
+        target = workspace_path(self.workspace, path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+
+    def diff(self) -> WorkspaceDiff:
+        return self.workspace_handle.diff()
 
 
 class WallClock:

@@ -27,11 +27,11 @@ from harness.runtime import Runtime
 from harness.sandbox.base import (
     WORKSPACE,
     ExecResult,
+    HostWorkspaceFiles,
     SandboxError,
     SandboxPolicy,
     SandboxReport,
     WallClock,
-    WorkspaceDiff,
 )
 from harness.sandbox.limits import PidsLimit
 from harness.sandbox.workspace import Workspace
@@ -42,7 +42,7 @@ FORWARDER_PORT = 3128
 _MAX_OUTPUT = 1 << 20  # per stream: an agent's `cat` of a huge file must not exhaust memory
 
 
-class BwrapSandbox:
+class BwrapSandbox(HostWorkspaceFiles):
     kind = "bwrap"
 
     def __init__(self, policy: SandboxPolicy, workspace: Workspace, runtime: Runtime | None = None,
@@ -181,24 +181,6 @@ class BwrapSandbox:
                           stdout=_text(stdout), stderr=_text(stderr), seconds=round(seconds, 4),
                           timed_out=timed_out)
 
-    # ---------------------------------------------------------------- files
-    def _resolve(self, path: str) -> Path:
-        rel = path[len(WORKSPACE) + 1:] if path.startswith(WORKSPACE + "/") else path
-        target = (self.workspace / rel).resolve()
-        if target != self.workspace.resolve() and self.workspace.resolve() not in target.parents:
-            raise SandboxError(f"{path} is outside the workspace")
-        return target
-
-    def read_file(self, path: str) -> str:
-        return self._resolve(path).read_text(encoding="utf-8", errors="replace")
-
-    def write_file(self, path: str, content: str) -> None:
-        target = self._resolve(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-
-    def diff(self) -> WorkspaceDiff:
-        return self.workspace_handle.diff()
 
 
 def _text(data: bytes) -> str:

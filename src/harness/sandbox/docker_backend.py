@@ -33,6 +33,8 @@ from harness.sandbox.base import (
     SandboxReport,
     WallClock,
     WorkspaceDiff,
+    read_workspace_file,
+    workspace_path,
 )
 from harness.sandbox.dockerd import (
     FORBIDDEN_BINDS,
@@ -301,24 +303,11 @@ class DockerSandbox:
             self.container.kill()
 
     # ----------------------------------------------------------------- files
-    def _host_path(self, path: str) -> Path:
-        rel = path[len(WORKSPACE):].lstrip("/") if path == WORKSPACE or path.startswith(WORKSPACE + "/") else path
-        if rel.startswith("/"):
-            raise SandboxError(f"{path} is outside {WORKSPACE}; only the workspace is reachable")
-        host = (self.workspace / rel).resolve()  # resolves symlinks an agent may have planted
-        if host != self.workspace and not host.is_relative_to(self.workspace):
-            raise SandboxError(f"{path} escapes the workspace")
-        return host
-
     def read_file(self, path: str) -> str:
-        host = self._host_path(path)
-        try:
-            return host.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SandboxError(f"cannot read {path}: {exc.strerror}") from None
+        return read_workspace_file(self.workspace, path)
 
     def write_file(self, path: str, content: str) -> None:
-        host = self._host_path(path)
+        host = workspace_path(self.workspace, path)
         missing = [p for p in [host.parent, *host.parent.parents] if not p.exists()]
         host.parent.mkdir(parents=True, exist_ok=True)
         for directory in missing:  # created as root here: let uid 65534 write into them too

@@ -14,20 +14,20 @@ import time
 from pathlib import Path
 
 from harness.sandbox.base import (
-    WORKSPACE,
     ExecResult,
+    HostWorkspaceFiles,
     SandboxError,
     SandboxPolicy,
     SandboxReport,
     WallClock,
-    WorkspaceDiff,
+    workspace_path,
 )
 from harness.sandbox.workspace import Workspace
 
 NOT_ISOLATED = "NOT ISOLATED: the local backend ran commands with the caller's files and network"
 
 
-class LocalSandbox:
+class LocalSandbox(HostWorkspaceFiles):
     kind = "local"
 
     def __init__(self, policy: SandboxPolicy, workspace: Workspace, python_bin: Path | None = None) -> None:
@@ -66,7 +66,7 @@ class LocalSandbox:
         if self.python_bin is not None:
             environment["PATH"] = f"{self.python_bin}:{environment.get('PATH', '')}"
         # a path under /workspace means the workspace here too
-        workdir = self._resolve(cwd) if cwd else self.workspace
+        workdir = workspace_path(self.workspace, cwd) if cwd else self.workspace
         started = time.monotonic()
         proc = subprocess.Popen(argv, cwd=workdir, env=environment, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -80,21 +80,3 @@ class LocalSandbox:
         return ExecResult(command=argv, exit_code=None if timed_out else proc.returncode,
                           stdout=stdout.decode("utf-8", "replace"), stderr=stderr.decode("utf-8", "replace"),
                           seconds=round(time.monotonic() - started, 4), timed_out=timed_out)
-
-    def _resolve(self, path: str) -> Path:
-        rel = path[len(WORKSPACE):].lstrip("/") if path.startswith(WORKSPACE) else path
-        target = (self.workspace / rel).resolve()
-        if target != self.workspace.resolve() and self.workspace.resolve() not in target.parents:
-            raise SandboxError(f"{path} is outside the workspace")
-        return target
-
-    def read_file(self, path: str) -> str:
-        return self._resolve(path).read_text(encoding="utf-8", errors="replace")
-
-    def write_file(self, path: str, content: str) -> None:
-        target = self._resolve(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-
-    def diff(self) -> WorkspaceDiff:
-        return self.workspace_handle.diff()
