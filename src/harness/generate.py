@@ -137,6 +137,7 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
         records.append(record)
         if progress is not None:
             progress.advance()
+    shutil.rmtree(run_dir / "work", ignore_errors=True)  # per-generation workspaces, already collected
     return records
 
 
