@@ -32,10 +32,12 @@ def main() -> None:
     ds = load_dataset(args.dataset)
     ids = [inst.id for inst in ds.instances][: args.limit or None]
     sample = ids[:: max(1, len(ids) // 20)]
-    for kind in ("th", "ah"):
-        cold, warm = timed_view_builds(ds, sample, kind)
-        print(f"{kind} view build over {len(sample)} instances: empty cache median {statistics.median(cold):.3f} s, "
-              f"warm cache median {statistics.median(warm):.3f} s ({statistics.median(cold) / statistics.median(warm):.0f}x)")
+    cold, warm = timed_view_builds(ds, sample, "th")
+    print(f"th view build over {len(sample)} instances: empty cache median {statistics.median(cold):.3f} s, "
+          f"warm cache median {statistics.median(warm):.3f} s ({statistics.median(cold) / statistics.median(warm):.0f}x)")
+    # the all-hidden view is the same for every instance of a project: built once, then cached
+    cold, warm = timed_view_builds(ds, sample, "ah")
+    print(f"ah view build: first {cold[0]:.3f} s from an empty cache, then median {statistics.median(warm):.3f} s")
     started = time.perf_counter()
 
     def progress(done: int, total: int) -> None:
