@@ -33,8 +33,9 @@ def main() -> None:
     ids = [inst.id for inst in ds.instances][: args.limit or None]
     sample = ids[:: max(1, len(ids) // 20)]
     cold, warm = timed_view_builds(ds, sample, "th")
-    print(f"th view build over {len(sample)} instances: empty cache median {statistics.median(cold):.3f} s, "
-          f"warm cache median {statistics.median(warm):.3f} s ({statistics.median(cold) / statistics.median(warm):.0f}x)")
+    cold_median, warm_median = statistics.median(cold), statistics.median(warm)
+    print(f"th view build over {len(sample)} instances: empty cache median {cold_median:.3f} s, "
+          f"warm cache median {warm_median:.3f} s ({cold_median / warm_median:.0f}x)")
     # the all-hidden view is the same for every instance of a project: built once, then cached
     cold, warm = timed_view_builds(ds, sample, "ah")
     print(f"ah view build: first {cold[0]:.3f} s from an empty cache, then median {statistics.median(warm):.3f} s")
