@@ -10,6 +10,7 @@ import os
 import typer
 
 from bench import cli as bench_cli
+from harness.cli_agents import agents_app
 from harness.cli_generate import generate_command
 from harness.cli_views import view_command
 from harness.provider.cli import provider_serve
@@ -35,6 +36,7 @@ provider_app = typer.Typer(help="A scripted model provider on loopback, for test
                            no_args_is_help=True, rich_markup_mode="markdown")
 provider_app.command("serve")(provider_serve)
 app.add_typer(provider_app, name="provider")
+app.add_typer(agents_app, name="agents")
 
 
 def main() -> None:

@@ -26,7 +26,8 @@ from harness.llm import Ledger, Limits, Model, ModelConfig
 from harness.sandbox.instance import open_instance_sandbox
 from harness.sandbox.policy import load_policy
 
-BUILTIN_AGENTS = ("builtin", "oracle", "empty", "then-stripped", "none")
+BUILTIN_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands", "oracle", "empty", "then-stripped", "none")
+MODEL_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands")
 
 
 class GenerateError(Exception):
@@ -61,6 +62,10 @@ def load_agent(name: str, dataset_dir: Path) -> Agent:
         from harness.agents.builtin import BuiltinAgent
 
         return BuiltinAgent()
+    from harness.agents.external import EXTERNAL_AGENTS
+
+    if name in EXTERNAL_AGENTS:
+        return EXTERNAL_AGENTS[name]()
     if name in ("oracle", "empty", "then-stripped", "none"):
         from harness.agents.calibration import calibration_agent
 
@@ -109,9 +114,15 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     if options.for_submission and getattr(agent, "uses_ground_truth", False):
         raise GenerateError(f"agent {options.agent!r} reads the ground truth; "
                             "it cannot be used in a run for submission")
-    if options.agent == "builtin" and options.model is None:
-        raise GenerateError("the built-in agent needs --model (e.g. openai/gpt-5-mini)")
+    if options.agent in MODEL_AGENTS and options.model is None:
+        raise GenerateError(f"the {options.agent} agent needs --model (e.g. openai/gpt-5-mini)")
     policy = load_policy(options.sandbox)
+    if hasattr(agent, "readonly_binds"):
+        from harness.agents.external import sandbox_policy_for
+
+        # the agent's install must be visible (read-only) inside; a missing or untested
+        # install is reported here, before any instance runs
+        policy = sandbox_policy_for(agent, policy)
     ids = options.instances or [inst.id for inst in ds.instances]
     known = {inst.id for inst in ds.instances}
     unknown = [i for i in ids if i not in known]

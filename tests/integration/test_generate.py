@@ -48,7 +48,8 @@ def test_builtin_agent_writes_a_passing_test_with_retries_counted(example_datase
     ]
     turns += [{"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": text}}], "cost": 0.002}
               for path, text in sorted(files.items())]
-    turns += [{"tool_calls": [{"name": "run", "arguments": {"command": "python -m behave --dry-run -f null features"}}]},
+    dry_run = "python -m behave --dry-run -f null features"
+    turns += [{"tool_calls": [{"name": "run", "arguments": {"command": dry_run}}]},
               {"text": "Done.", "tool_calls": [{"name": "submit", "arguments": {"summary": "wrote the cart steps"}}]}]
     run_dir = tmp_path / "run"
     with ScriptedProvider({"model": "scripted-1", "turns": turns}) as provider:
