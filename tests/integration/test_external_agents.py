@@ -141,7 +141,7 @@ def test_agent_writes_a_step_file_through_the_provider_only(name: str, example_d
     assert (sum(r["input_tokens"] for r in ledger), sum(r["output_tokens"] for r in ledger)) == _script_totals(script)
     assert prediction["metadata"]["llm_calls"] == len(ledger)
     if name == "claude-code":  # the only one that prices a model it does not know (at its default rates)
-        assert ledger[-1]["cost_source"] == "provider" and ledger[-1]["cost_usd"] > 0
+        assert ledger[-1]["cost_source"] == "price_table" and ledger[-1]["cost_usd"] > 0
 
     # egress: provider calls allowed; anything else (telemetry, update checks) refused
     egress = prediction["metadata"]["extra"]["sandbox"]["egress"]

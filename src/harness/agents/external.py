@@ -317,7 +317,7 @@ class AiderAgent(ExternalAgent):
 
     ``--analytics-disable`` stops sending analytics but aider still writes ``--analytics-log``:
     each ``message_send`` event holds the call's prompt/completion tokens and, when litellm's
-    price table knows the model, its cost (recorded as the agent reports it, ``"provider"``;
+    price table knows the model, its cost (that table's figure: ``"price_table"``;
     aider ignores the provider's own ``usage.cost``). ``--no-stream`` makes aider read the
     provider's usage instead of counting tokens itself.
     """
@@ -366,7 +366,7 @@ class AiderAgent(ExternalAgent):
             cost = props.get("cost")
             records.append(_record(float(event.get("time") or started), ctx.config.model,
                                    int(props.get("prompt_tokens") or 0), int(props.get("completion_tokens") or 0),
-                                   cost=float(cost) if cost else None, source="provider"))
+                                   cost=float(cost) if cost else None, source="price_table"))
         if records:
             return records
         # no analytics log (an older aider): the rounded "Tokens: 1.2k sent, 40 received." lines
@@ -451,7 +451,8 @@ class ClaudeCodeAgent(ExternalAgent):
         result = _result_event(output.stdout)
         cost = result.get("total_cost_usd") if result else None
         if records and isinstance(cost, (int, float)):
-            records[-1] = records[-1].model_copy(update={"cost_usd": float(cost), "cost_source": "provider"})
+            # Claude Code prices the run from its own table: not a figure the provider reported
+            records[-1] = records[-1].model_copy(update={"cost_usd": float(cost), "cost_source": "price_table"})
         return records
 
     def outcome(self, output: AgentOutput) -> tuple[EndReason, str, str]:
@@ -678,11 +679,11 @@ class OpenHandsAgent(ExternalAgent):
                 cost = costs[index] if per_call else None
                 records.append(_record(started, str(usage.get("model") or ctx.config.model),
                                        int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                                       int(usage.get("cache_read_tokens") or 0), cost, "provider",
+                                       int(usage.get("cache_read_tokens") or 0), cost, "price_table",
                                        latencies.get(usage.get("response_id"), 0.0)))
             total = float(metrics.get("accumulated_cost") or 0.0)
             if usages and not per_call and total:
-                records[-1] = records[-1].model_copy(update={"cost_usd": total, "cost_source": "provider"})
+                records[-1] = records[-1].model_copy(update={"cost_usd": total, "cost_source": "price_table"})
         return records
 
     def outcome(self, output: AgentOutput) -> tuple[EndReason, str, str]:
