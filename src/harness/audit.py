@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset
 from bench.model import ProjectRecord
+from harness.views import ground_truth_test_files
 
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".whl", ".zip", ".egg", ".tar.bz2", ".tar.xz")
 _COVERAGE_NAMES = (".coverage", "coverage.json", "coverage.xml", ".coverage.")
@@ -39,13 +40,7 @@ class AuditReport(BaseModel):
 
 def gold_test_hashes(ds: Dataset, project: ProjectRecord) -> dict[str, str]:
     """sha256 → path of every ground-truth test file (step definitions, helpers) of the project."""
-    out: dict[str, str] = {}
-    for gold in ds.load_gold().values():
-        if gold.instance_id.startswith(project.name + "/"):
-            for closure in gold.closure:
-                if closure.role in ("step_definitions", "helper"):
-                    out[closure.sha256] = closure.path
-    return out
+    return {digest: path for path, digest in ground_truth_test_files(ds, project).items()}
 
 
 def static_audit(tree: Path, project: ProjectRecord, gold_hashes: dict[str, str],

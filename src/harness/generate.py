@@ -92,21 +92,6 @@ def finished_instances(path: Path) -> set[str]:
     return done
 
 
-class _TaggedLedger(Ledger):
-    """The run's ledger.jsonl: every call, tagged with its instance and attempt."""
-
-    def __init__(self, path: Path, tags: dict[str, Any]) -> None:
-        super().__init__(None)
-        self.file = path
-        self.tags = tags
-
-    def add(self, record) -> None:  # noqa: ANN001
-        super().add(record)
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.file, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({**self.tags, **record.model_dump()}) + "\n")
-
-
 def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
              progress: Any = None) -> list[GenerationRecord]:
     ds = load_dataset(dataset_dir)
@@ -163,7 +148,7 @@ def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, 
         work = run_dir / "work" / safe_name(instance_id)
         shutil.rmtree(work, ignore_errors=True)
         opened = open_instance_sandbox(ds, instance_id, options.view, policy, work)
-        ledger = _TaggedLedger(run_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts})
+        ledger = Ledger(run_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts})
         model = Model(options.model, options.limits, ledger) if options.model is not None else None
         trajectory = Trajectory(run_dir / "trajectories" / safe_name(instance_id) / f"{attempts}.jsonl")
         task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,

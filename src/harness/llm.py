@@ -89,8 +89,9 @@ class ModelReply(BaseModel):
 class Ledger:
     """Every model call of a generation (thread-safe), optionally appended to a JSONL file."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, tags: dict[str, Any] | None = None) -> None:
         self.path = path
+        self.tags = tags or {}  # written with every line (e.g. the instance and attempt of a run's ledger)
         self.records: list[CallRecord] = []
         self._lock = threading.Lock()
 
@@ -100,7 +101,7 @@ class Ledger:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with open(self.path, "a", encoding="utf-8") as fh:
-                    fh.write(record.model_dump_json() + "\n")
+                    fh.write(json.dumps({**self.tags, **record.model_dump()}) + "\n")
 
     @property
     def calls(self) -> int:

@@ -122,7 +122,7 @@ class _Recipe:
         self.instance = instance
         self.project = project
         self.kind = kind
-        self.gold_test_files = _gold_test_files(ds, project)
+        self.gold_test_files = set(ground_truth_test_files(ds, project))
         spans = [s.model_dump() for s in instance.view.target_hidden] if kind == "th" else []
         payload = {
             "version": VIEWS_VERSION, "kind": kind, "project": project.name, "source": project.source_sha256,
@@ -135,12 +135,12 @@ class _Recipe:
         self.sha256 = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def _gold_test_files(ds: Dataset, project: ProjectRecord) -> set[str]:
-    """Test implementation files of every instance of the project (step definitions, helpers)."""
-    files: set[str] = set()
+def ground_truth_test_files(ds: Dataset, project: ProjectRecord) -> dict[str, str]:
+    """path → sha256 of every instance's test implementation files (step definitions, helpers)."""
+    files: dict[str, str] = {}
     for gold in ds.load_gold().values():
         if gold.instance_id.startswith(project.name + "/"):
-            files.update(c.path for c in gold.closure if c.role in ("step_definitions", "helper"))
+            files.update((c.path, c.sha256) for c in gold.closure if c.role in ("step_definitions", "helper"))
     return files
 
 

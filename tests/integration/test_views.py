@@ -16,24 +16,11 @@ from harness.audit import audit_instance_sandbox, gold_test_hashes, static_audit
 from harness.hiding import HIDDEN_MESSAGE
 from harness.sandbox.instance import open_instance_sandbox
 from harness.sandbox.policy import load_policy
+from harness.viewcheck import run_gold_in_sandbox
 from harness.views import materialize
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not installed")]
-
-
-def _run_gold(ds, instance_id: str, opened) -> tuple[int | None, str]:
-    """Write the ground-truth test files into the workspace and run the scenario in the sandbox."""
-    snapshot = ds.root / next(p for p in ds.card.projects if p.name == opened.view.manifest.project).snapshot
-    gold = ds.load_gold()[instance_id]
-    for closure in gold.closure:
-        if closure.role != "data":
-            opened.sandbox.write_file(closure.path, (snapshot / closure.path).read_text(encoding="utf-8"))
-    req = ds.instance(instance_id).requirement
-    selection = [f"{req.feature_file}:{line}" for line in req.run_lines]
-    result = opened.sandbox.exec(["python", "-m", "behave", "--no-summary", "--no-snippets", "-f", "plain",
-                                  *selection], env=opened.env, timeout=120)
-    return result.exit_code, result.stdout + result.stderr
 
 
 def test_gold_test_fails_with_implementation_hidden_in_th_views(example_dataset: Path, tmp_path: Path) -> None:
@@ -44,7 +31,7 @@ def test_gold_test_fails_with_implementation_hidden_in_th_views(example_dataset:
         opened = open_instance_sandbox(ds, inst.id, "th", policy, tmp_path / str(index))
         try:
             assert opened.view.manifest.hidden, inst.id
-            code, output = _run_gold(ds, inst.id, opened)
+            code, output, _ = run_gold_in_sandbox(ds, opened, inst.id)
             assert code != 0 and HIDDEN_MESSAGE in output, (inst.id, output[-800:])
         finally:
             opened.sandbox.close()
