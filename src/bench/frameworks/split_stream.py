@@ -84,7 +84,6 @@ class SplitStream:
         self.summarize = summarize
         self.results: dict[str, dict[str, Any]] = {}
         self.is_mutant_child = False
-        self.forks = 0
 
     def at(self, label: str) -> None:
         if self.is_mutant_child:
@@ -95,7 +94,6 @@ class SplitStream:
                 return  # this process is the mutant now: continue the run from here
 
     def _fork(self, mutant: dict[str, Any]) -> None:
-        self.forks += 1
         read_fd, write_fd = os.pipe()
         started = time.monotonic()
         pid = os.fork()
@@ -119,7 +117,3 @@ class SplitStream:
         """Called once the run is over: a mutant child reports its verdict and exits here."""
         if self.is_mutant_child:
             forking.report_and_exit(self.summarize(run_result))
-
-    def pending(self) -> list[dict[str, Any]]:
-        """Mutants whose point the driver never reached (the run took another path)."""
-        return [m for mutants in self.plan.values() for m in mutants]

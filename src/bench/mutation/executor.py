@@ -1,11 +1,11 @@
-"""Run one test against many mutants with the warm worker; fresh processes only as fallback.
+"""Run one test against many mutants with the warm worker; a fresh import only as fallback.
 
 A *session* (behave_worker ``op=session``) does one coverage-traced clean run, marks
 mutants on lines the test never reaches as survived (``unreached``) without running
-them, and forks once per reached mutant with the mutated function's code swapped in.
-Mutants whose function body ran at import time cannot be replayed by a swap; the
-worker marks them ``fallback`` and this module runs them in a fresh process with the
-mutant written to disk (the reference semantics).
+them, and runs every reached mutant split-stream (split_stream.py) with the mutated
+function's code swapped in. Mutants whose mutated lines ran at import time cannot be
+replayed by a swap; the worker marks them ``fallback`` and ``resolve_fallbacks`` runs
+them by importing the package once per mutant with the mutant served by an import hook.
 """
 
 from __future__ import annotations
