@@ -15,6 +15,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,7 +24,7 @@ from bench.dataset import load_dataset
 from bench.model import GenerationMetadata, Prediction
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
 from harness.llm import Ledger, Limits, Model, ModelConfig
-from harness.sandbox.instance import open_instance_sandbox
+from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 from harness.sandbox.policy import load_policy
 
 BUILTIN_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands", "oracle", "empty", "then-stripped", "none")
@@ -95,6 +96,7 @@ def finished_instances(path: Path) -> set[str]:
 def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
              progress: Any = None) -> list[GenerationRecord]:
     ds = load_dataset(dataset_dir)
+    run_dir = run_dir.resolve()  # the workspace's git history is addressed by absolute path
     agent = load_agent(options.agent, ds.root)
     if options.for_submission and getattr(agent, "uses_ground_truth", False):
         raise GenerateError(f"agent {options.agent!r} reads the ground truth; "
@@ -123,7 +125,7 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     predictions = run_dir / "predictions.jsonl"
     done = finished_instances(predictions)
-    _drop_torn_line(predictions)
+    drop_torn_line(predictions)
     records: list[GenerationRecord] = []
     todo = [i for i in ids if i not in done]
     if progress is not None:
@@ -138,21 +140,56 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
 
 
 def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path):  # noqa: ANN001
+    prediction = generate_instance(ds, instance_id, agent, options, policy, run_dir)
+    append_prediction(run_dir / "predictions.jsonl", prediction)
+    extra = prediction.metadata.extra if prediction.metadata else {}
+    return GenerationRecord(instance_id=instance_id, end_reason=extra.get("end_reason", "finished"),
+                            files=len(prediction.files),
+                            seconds=(prediction.metadata.wall_seconds if prediction.metadata else 0.0) or 0.0)
+
+
+BeforeAgent = Callable[[InstanceSandbox], dict[str, Any]]
+
+
+def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, out_dir: Path,  # noqa: ANN001
+                      attempt_prefix: str = "", enriched_requirement: str | None = None,
+                      prerequisite_tests: dict[str, str] | None = None,
+                      before_agent: BeforeAgent | None = None, extra: dict[str, Any] | None = None) -> Prediction:
+    """One generation in a fresh sandbox: the agent's test as a Prediction (not yet journaled).
+
+    ``before_agent`` runs in the opened sandbox before the agent starts and may return task fields
+    (``prerequisite_tests``) — the decomposition strategy decides there which prerequisite tests pass.
+    Trajectories go to ``out_dir/trajectories/<instance>/<attempt_prefix><attempt>.jsonl``, model calls
+    to ``out_dir/ledger.jsonl``.
+    """
     instance = ds.instance(instance_id)
     project = next(p for p in ds.card.projects if p.name == instance.project)
     started = time.monotonic()
     attempts = 0
     ledger_totals: dict[str, Any] = {}
+    task_extra: dict[str, Any] = {}
     while True:
         attempts += 1
-        work = run_dir / "work" / safe_name(instance_id)
+        work = out_dir / "work" / safe_name(instance_id)
         shutil.rmtree(work, ignore_errors=True)
         opened = open_instance_sandbox(ds, instance_id, options.view, policy, work)
-        ledger = Ledger(run_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts})
+        ledger = Ledger(out_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts,
+                                                   **({"candidate": attempt_prefix} if attempt_prefix else {})})
         model = Model(options.model, options.limits, ledger) if options.model is not None else None
-        trajectory = Trajectory(run_dir / "trajectories" / safe_name(instance_id) / f"{attempts}.jsonl")
+        trajectory = Trajectory(out_dir / "trajectories" / safe_name(instance_id) / f"{attempt_prefix}{attempts}.jsonl")
+        if enriched_requirement:
+            trajectory.add("enrichment", text=enriched_requirement)
+        try:
+            task_extra = before_agent(opened) if before_agent is not None else {}
+        except Exception:
+            opened.sandbox.close()
+            raise
+        prerequisites = {**(prerequisite_tests or {}), **task_extra.get("prerequisite_tests", {})}
+        if prerequisites:
+            trajectory.add("prerequisites", given=sorted(prerequisites), detail=task_extra.get("detail", ""))
         task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,
-                         python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs)
+                         python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs,
+                         enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites)
         try:
             result = agent.run(task, AgentEnv(opened, model, trajectory))
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's
@@ -174,17 +211,23 @@ def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, 
         extra={"end_reason": result.reason, "end_detail": result.detail, "attempts": attempts,
                "cost_source": ledger_totals.get("cost_source"), "retries": ledger_totals.get("retries", 0),
                "paragraphs": options.paragraphs, "discarded": diff.discarded,
-               "sandbox": report.model_dump(mode="json")})
-    prediction = Prediction(instance_id=instance_id, files=diff.test_files, metadata=metadata)
-    with open(run_dir / "predictions.jsonl", "a", encoding="utf-8") as fh:
+               "sandbox": report.model_dump(mode="json"), **(extra or {}),
+               **({"prerequisites_given": sorted(prerequisites)} if prerequisites else {}),
+               **({"prerequisite_verdicts": json.loads(task_extra["detail"])} if task_extra.get("detail") else {}),
+               **({"enriched": True} if enriched_requirement else {})})
+    return Prediction(instance_id=instance_id, files=diff.test_files, metadata=metadata)
+
+
+def append_prediction(path: Path, prediction: Prediction) -> None:
+    """One fsynced line: a kill -9 right after loses nothing that was journaled."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
         fh.write(prediction.model_dump_json() + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-    return GenerationRecord(instance_id=instance_id, end_reason=result.reason, files=len(diff.test_files),
-                            seconds=metadata.wall_seconds or 0.0)
 
 
-def _drop_torn_line(path: Path) -> None:
+def drop_torn_line(path: Path) -> None:
     """A kill -9 mid-write leaves a partial last line: drop it so the file stays valid JSONL."""
     if not path.is_file():
         return

@@ -76,8 +76,12 @@ def default_cache_dir() -> Path:
 
 
 def materialize(dataset: Dataset | Path, instance_id: str, kind: ViewKind, out_dir: Path | None = None,
-                cache_dir: Path | None = None) -> View:
+                cache_dir: Path | None = None, reveal: str | None = None) -> View:
     """The view of one instance: from the cache when its recipe is unchanged.
+
+    ``reveal`` names another instance whose target bodies this view keeps: the view on which the
+    depends_on strategy checks a prerequisite's test (the prerequisite's behavior present, everything
+    else hidden as for this instance). Such a view is for the harness's own checks, never an agent.
 
     With ``out_dir`` the tree is copied there (which must not exist or be empty); the
     cached tree itself must never be handed to an agent as its writable workspace.
@@ -93,7 +97,8 @@ def materialize(dataset: Dataset | Path, instance_id: str, kind: ViewKind, out_d
     if not snapshot.is_dir():
         raise ViewError(f"project snapshot missing: {snapshot}")
     started = time.perf_counter()
-    recipe = _Recipe(ds, instance, project, kind)
+    revealed = ds.instance(reveal).view.target_hidden if reveal else []
+    recipe = _Recipe(ds, instance, project, kind, {(s.file, s.def_line) for s in revealed})
     cache = (cache_dir or default_cache_dir()) / f"{recipe.sha256}"
     manifest_path = cache / "manifest.json"
     if manifest_path.is_file():
@@ -118,10 +123,12 @@ def materialize(dataset: Dataset | Path, instance_id: str, kind: ViewKind, out_d
 class _Recipe:
     """Everything a view is made from, and its hash."""
 
-    def __init__(self, ds: Dataset, instance: Instance, project: ProjectRecord, kind: ViewKind) -> None:
+    def __init__(self, ds: Dataset, instance: Instance, project: ProjectRecord, kind: ViewKind,
+                 revealed: set[tuple[str, int]] | None = None) -> None:
         self.instance = instance
         self.project = project
         self.kind = kind
+        self.revealed = revealed or set()
         self.gold_test_files = set(ground_truth_test_files(ds, project))
         spans = [s.model_dump() for s in instance.view.target_hidden] if kind == "th" else []
         payload = {
@@ -131,6 +138,7 @@ class _Recipe:
             "all_hidden_scope": instance.view.all_hidden_scope if kind == "ah" else [],
             "import_time": sorted(project.import_time_bodies) if kind == "ah" else [],
             "gold_test_files": sorted(self.gold_test_files),
+            **({"revealed": sorted(self.revealed)} if self.revealed else {}),
         }
         self.sha256 = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -187,7 +195,8 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
     if recipe.kind == "th":
         by_file: dict[str, set[int]] = {}
         for span in recipe.instance.view.target_hidden:
-            by_file.setdefault(span.file, set()).add(span.def_line)
+            if (span.file, span.def_line) not in recipe.revealed:
+                by_file.setdefault(span.file, set()).add(span.def_line)
         for rel, lines in sorted(by_file.items()):
             hidden += _rewrite(tree / rel, rel, lambda qualname, line, lines=lines: line in lines)
         return sorted(hidden), kept
@@ -199,6 +208,8 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
             rel = path.relative_to(tree).as_posix()
 
             def should_hide(qualname: str, line: int, rel: str = rel) -> bool:
+                if (rel, line) in recipe.revealed:
+                    return False
                 if f"{rel}:{qualname}" in import_time:
                     kept.append(f"{rel}:{qualname}")
                     return False

@@ -49,9 +49,9 @@ def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime
 
 
 def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, policy: SandboxPolicy,
-                          work_dir: Path) -> InstanceSandbox:
+                          work_dir: Path, reveal: str | None = None) -> InstanceSandbox:
     """Materialize the view into ``work_dir/workspace`` (history in ``work_dir/baseline.git``) and start."""
-    view = materialize(dataset, instance_id, kind)
+    view = materialize(dataset, instance_id, kind, reveal=reveal)
     instance = dataset.instance(instance_id)
     project = next(p for p in dataset.card.projects if p.name == instance.project)
     workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir)

@@ -1,0 +1,135 @@
+"""``req2test compare`` and ``req2test report``: read scored configurations from run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from bench.cli import console, fail, out
+from bench.compare import LABELS, compare, render_comparison_markdown
+from bench.report import build_report, render_html, render_markdown
+from bench.runs import RunsError, load_configs, select_config
+
+
+def _p(value: float) -> str:
+    return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
+
+
+def compare_command(
+    a: Annotated[str, typer.Argument(help="Configuration A (the baseline) as RUN:CONFIG, or RUN when it holds one.")],
+    b: Annotated[str, typer.Argument(help="Configuration B (tested as better than A) as RUN:CONFIG.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the comparison as markdown here.")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables.")] = False,
+    resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of Monte Carlo sign-flips.")] = 0,
+) -> None:
+    """Compare two configurations on the instances both scored: one-sided exact McNemar on the
+    Pass and KillComplete verdicts (H1: B better than A, with the discordant counts), paired
+    sign-flip tests on API F1, coverage Jaccard and mutant recall, 95% cluster-bootstrap CIs of
+    Pass@1, KC@1 and their differences, and a per-project table. Significance at alpha 0.05.
+
+    A configuration is RUN:CONFIG (a `req2test run` directory and one of its configs/, names
+    like arm@th, arm@th/single) or a plain `req2test evaluate` run directory.
+
+    Examples:
+
+      req2test compare runs/exp1:baseline@th runs/exp1:grounded@th
+
+      req2test compare runs/exp1:best3@th/single runs/exp1:best3@th -o best3-vs-single.md
+
+      req2test compare runs/mini runs/mini-grounded --json
+    """
+    try:
+        config_a, config_b = select_config(a), select_config(b)
+        result = compare(config_a, config_b, resamples=resamples, seed=seed)
+    except RunsError as exc:
+        raise fail(str(exc)) from None
+    if output is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(render_comparison_markdown(result), encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"{output}: cannot write ({exc.strerror})") from None
+    if as_json:
+        out.print_json(result.model_dump_json())
+    else:
+        title = (f"B = {result.b}  vs  A = {result.a}   ({result.n_paired} paired; dropped {result.only_a} only-A, "
+                 f"{result.only_b} only-B)")
+        table = Table("metric", "A", "B", "B − A", "B>A", "A>B", "p (B better)", "sig.", title=escape(title))
+        for test in result.binary:
+            interval = result.pass_at_1 if test.metric == "pass" else result.kill_complete_at_1
+            label = "Pass@1" if test.metric == "pass" else "KillComplete@1"
+
+            def pct(v: float | None) -> str:
+                return "—" if v is None else f"{100 * v:.1f}%"
+
+            diff = interval["difference"]
+            table.add_row(
+                label, f"{pct(interval['a'].value)} [{pct(interval['a'].ci_low)}, {pct(interval['a'].ci_high)}]",
+                f"{pct(interval['b'].value)} [{pct(interval['b'].ci_low)}, {pct(interval['b'].ci_high)}]",
+                "—" if diff.value is None else
+                f"{100 * diff.value:+.1f} pp [{100 * diff.ci_low:+.1f}, {100 * diff.ci_high:+.1f}]",
+                str(test.b_over_a), str(test.a_over_b), _p(test.p_value), "yes" if test.significant else "no")
+        for cont in result.continuous:
+            table.add_row(
+                LABELS[cont.metric], "—" if cont.mean_a is None else f"{cont.mean_a:.3f}",
+                "—" if cont.mean_b is None else f"{cont.mean_b:.3f}",
+                "—" if cont.mean_difference is None else f"{cont.mean_difference:+.3f}",
+                "", "", _p(cont.p_value), "yes" if cont.significant else "no")
+        out.print(table)
+        projects = Table("project", "N", "Pass@1 A", "Pass@1 B", "Pass B>A", "Pass A>B", "KC@1 A", "KC@1 B",
+                         "KC B>A", "KC A>B", title="per project")
+        for p in result.projects:
+            projects.add_row(escape(p.project), str(p.n), *(f"{100 * v:.1f}%" if v is not None else "—"
+                                                    for v in (p.pass_a, p.pass_b)),
+                             str(p.pass_b_over_a), str(p.pass_a_over_b), f"{100 * p.kc_a:.1f}%",
+                             f"{100 * p.kc_b:.1f}%", str(p.kc_b_over_a), str(p.kc_a_over_b))
+        out.print(projects)
+        out.print("Pass / KillComplete: one-sided exact McNemar; scores: one-sided paired sign-flip "
+                  f"(instance means); alpha {result.alpha:g}.", highlight=False)
+        out.print(f"[bold]verdict:[/] {escape(result.verdict)}", highlight=False)
+    if output is not None:
+        console.print(f"wrote {output}")
+
+
+def report_command(
+    run: Annotated[Path, typer.Argument(help="A `req2test run` directory (configs/*/) or a `req2test evaluate` one.")],
+    output_dir: Annotated[Path | None, typer.Option("--output-dir", "-o",
+                                                    help="Where report.md and report.html go (default: RUN).")]
+    = None,
+    title: Annotated[str | None, typer.Option(help="Report title (default: the run directory's name).")] = None,
+    resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
+) -> None:
+    """Write RUN/report.md and RUN/report.html: per configuration and project N, N_exec, Pass@1
+    with its kill-complete part, KillComplete@1 with 95% CI, API F1, coverage Jaccard, mutant
+    recall; the outcome stages; efficiency (time, calls, tokens, money, cost per pass and per
+    kill-complete pass); cost vs KillComplete@1 with its Pareto frontier; best-of-n vs single.
+    The HTML is one self-contained file (inline CSS and SVG).
+
+    Examples:
+
+      req2test report runs/exp1
+
+      req2test report runs/mini -o reports/mini --title "gpt-5-mini, target-hidden"
+    """
+    try:
+        configs = load_configs(run)
+    except RunsError as exc:
+        raise fail(str(exc)) from None
+    report = build_report(configs, title or f"req2test report: {run.resolve().name}", resamples=resamples)
+    target = output_dir if output_dir is not None else run
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        md, page = target / "report.md", target / "report.html"
+        md.write_text(render_markdown(report), encoding="utf-8")
+        page.write_text(render_html(report), encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"{target}: cannot write the report ({exc.strerror})") from None
+    console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}", highlight=False)
+    out.print(str(md), highlight=False)
+    out.print(str(page), highlight=False)

@@ -1,0 +1,159 @@
+"""``req2test run``, ``req2test submit`` and ``req2test demo``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from bench.cli import console, fail
+from bench.dataset import DatasetError
+from bench.evaluate import EvaluationError
+from harness.experiment.config import ExperimentError
+from harness.generate import GenerateError
+from harness.prompts import PromptError
+from harness.sandbox.base import SandboxError
+from harness.views import ViewError
+
+USER_ERRORS = (ExperimentError, DatasetError, EvaluationError, GenerateError, SandboxError, ViewError, PromptError)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from harness.experiment.executors import ExecutorError
+
+    return (*USER_ERRORS, ExecutorError)
+
+
+def print_outcome(outcome) -> None:  # noqa: ANN001
+    table = Table(title=f"{outcome.run_dir}", show_lines=False)
+    for column in ("configuration", "N", "Pass@1", "KC@1 [95% CI]", "API F1", "coverage", "recall", "$ / gen"):
+        table.add_column(column, justify="left" if column == "configuration" else "right")
+    for row in outcome.configs:
+        s = row["summary"]
+        kc = s["kill_complete_at_1"]
+        eff = s.get("efficiency") or {}
+        cost = eff["cost_usd"] / s["n"] if eff.get("cost_usd") is not None and s["n"] else None
+        table.add_row(row["config"], str(s["n"]), f"{s['pass_at_1']['value']:.3f}",
+                      f"{kc['value']:.3f} [{kc['ci_low']:.2f}, {kc['ci_high']:.2f}]", f"{s['api_f1']['value']:.3f}",
+                      f"{s['coverage_jaccard']['value']:.3f}", f"{s['mutant_recall']['value']:.3f}",
+                      "—" if cost is None else f"{cost:.4f}")
+    console.print(table)
+    console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")
+    for path in outcome.report:
+        console.print(f"report: {path}")
+
+
+def run_command(
+    experiment: Annotated[Path, typer.Argument(help="An experiment file (YAML).")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (resumed if it exists; "
+                                                                       "default runs/<name>).")] = None,
+    executor: Annotated[str | None, typer.Option(help="local, local:N, ray, ray:auto or ray:HOST:PORT "
+                                                      "(overrides the file).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Run an experiment: arms × views × instances × n candidates → generation → evaluation → report.
+
+    The run directory gets one configs/<arm>@<view>/ per reported configuration (best-of-n arms also
+    /single and one per extra selector), report.md and report.html. Interrupt it any time: a rerun
+    resumes, and finished generations and evaluations are cached by content hash.
+
+    Example experiment file:
+
+      name: paragraph-ab
+      dataset: datasets/tinyshop
+      instances: {sample: 20, seed: 1}     # or all | {project: P} | {ids: [...]} | {file: ids.txt}
+      views: [th]
+      arms:
+        - {name: plain, model: openai/gpt-5-mini}
+        - {name: grounded, model: openai/gpt-5-mini, paragraphs: [grounding]}
+        - {name: best3, model: openai/gpt-5-mini, paragraphs: [grounding], n: 3, selectors: [static, oracle]}
+
+    Examples:
+
+      req2test run experiment.yaml -o runs/ab
+
+      req2test compare runs/ab:plain@th runs/ab:grounded@th
+    """
+    from harness.experiment.runner import Progress, run_experiment
+
+    progress = Progress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        outcome = run_experiment(experiment, output, executor, progress)
+    except _user_errors() as exc:
+        progress.close()
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        progress.close()
+        raise fail("interrupted; finished work is kept and a rerun resumes", 130) from None
+    print_outcome(outcome)
+
+
+def submit_command(
+    run: Annotated[Path, typer.Argument(help="A run directory written by `req2test run`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Bundle directory to create.")],
+    config: Annotated[list[str] | None, typer.Option("--config", "-c", help="Configurations to include (repeat); "
+                                                                            "default: every arm's own.")] = None,
+) -> None:
+    """Package a run for benchmark submission: predictions, metadata, trajectories, ledger and results.
+
+    Refused, with the reasons, for configurations that used the oracle selector, evaluator feedback,
+    a ground-truth calibration agent or the local (non-isolating) sandbox. The bundle's manifest.json
+    is validated against manifest.schema.json beside it (docs/submission.md describes every file).
+
+    Example:
+
+      req2test submit runs/ab -o submissions/ab
+    """
+    from harness.submit import SubmissionError, build_bundle
+
+    try:
+        manifest = build_bundle(run, output, config)
+    except SubmissionError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"bundle {output}: {len(manifest.configurations)} configuration(s), "
+                  f"{sum(c.predictions for c in manifest.configurations)} prediction(s); manifest.json validated")
+
+
+def demo_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where the demo writes its dataset and runs.")]
+    = Path("runs/demo"),
+    dataset: Annotated[Path | None, typer.Option(help="An already built tinyshop dataset (default: build one "
+                                                      "into OUTPUT/dataset, ~1 min).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Run the whole pipeline offline on the bundled example and end with the report.
+
+    Builds the tinyshop dataset, starts a scripted model provider on loopback, and runs two
+    experiments with the built-in agent in bubblewrap sandboxes: a paragraph A/B (plain vs
+    grounded, plus a best-of-3 arm with static, consensus and oracle selectors beside the single
+    candidate) and a control whose script ignores the paragraph. Then compares the arms with
+    paired tests and writes report.md / report.html. A rerun resumes; cached work is reused.
+
+    Example:
+
+      req2test demo -o runs/demo && xdg-open runs/demo/ab/report.html
+    """
+    from bench.build.pipeline import BuildError
+    from bench.cli import RichProgress
+    from harness.demo import run_demo
+    from harness.experiment.runner import Progress
+
+    enabled = not quiet and sys.stderr.isatty()
+    progress, build_progress = Progress(enabled), RichProgress(enabled)
+    try:
+        outcome = run_demo(output, dataset, progress, build_progress)
+    except (*_user_errors(), BuildError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; finished work is kept and a rerun resumes", 130) from None
+    finally:
+        progress.close()
+        build_progress.close()
+    print_outcome(outcome.ab)
+    print_outcome(outcome.control)
+    console.print(outcome.ab_comparison)
+    console.print(outcome.control_comparison)
+    console.print(f"demo summary: {outcome.summary_path}")

@@ -1,0 +1,1 @@
+"""Experiments: an experiment file → generation → evaluation → selection → report, resumable."""

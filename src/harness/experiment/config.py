@@ -1,0 +1,267 @@
+"""The experiment file: what ``req2test run EXPERIMENT.yaml`` reads, validated with every mistake located.
+
+An experiment names a dataset, the instances, the views and the arms; an arm is an agent + model + reasoning
+setting + prompt paragraphs + strategies + n candidates. Validation reports *every* mistake, one line each,
+as ``FILE:LINE: arms[1].n: must be at least 1`` so a user fixes the file in one pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SELECTORS = ("oracle", "static", "judge", "consensus")
+MODEL_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands")
+KNOWN_AGENTS = (*MODEL_AGENTS, "oracle", "empty", "then-stripped", "none")
+ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ExperimentError(Exception):
+    """An experiment file or run directory a user must fix; every line is one mistake."""
+
+
+class _Strict(BaseModel):
+    # a typo ("paragraph:" for "paragraphs:") must be an error, not a silently ignored key
+    model_config = ConfigDict(extra="forbid")
+
+
+class InstanceSelection(_Strict):
+    """Which instances: all of them, one project's, a seeded sample, or an explicit list (inline or a file)."""
+
+    project: str | None = None
+    sample: int | None = Field(None, ge=1)
+    seed: int = 0
+    ids: list[str] | None = None
+    file: str | None = Field(None, description="a text file of instance ids, one per line (relative to the "
+                                                 "experiment file)")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> InstanceSelection:
+        if self.ids is not None and self.file is not None:
+            raise ValueError("give either ids or file, not both")
+        return self
+
+
+class Limits(_Strict):
+    max_calls: int = Field(200, ge=1)
+    max_seconds: float = Field(3600.0, gt=0)
+    max_cost: float | None = Field(None, gt=0)
+
+
+class Evaluation(_Strict):
+    workers: int = Field(0, ge=0, description="evaluator workers; 0 = one per core")
+    mutants: bool = True
+    timeout: float = Field(600.0, gt=0)
+
+
+class ProviderScript(_Strict):
+    """A scripted provider the run starts on loopback (offline demos and tests)."""
+
+    script: str
+
+
+class Arm(_Strict):
+    name: str
+    agent: str = "builtin"
+    model: str | None = None
+    api_base: str | None = None
+    reasoning: str | None = None
+    paragraphs: list[str] = Field(default_factory=list)
+    enrich: bool = False
+    decompose: Literal["off", "sandbox", "evaluator"] = "off"
+    n: int = Field(1, ge=1, le=20)
+    selectors: list[str] = Field(default_factory=list, description="the first one picks the arm's candidate")
+    sandbox: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not ARM_NAME.match(value):
+            raise ValueError("use letters, digits, '.', '_' or '-' (it names a directory)")
+        return value
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str) -> str:
+        if value not in KNOWN_AGENTS and ":" not in value:
+            raise ValueError(f"unknown agent {value!r}: {', '.join(KNOWN_AGENTS)} or module:Class")
+        return value
+
+    @field_validator("selectors")
+    @classmethod
+    def _known_selectors(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in SELECTORS:
+                raise ValueError(f"unknown selector {name!r}: {', '.join(SELECTORS)}")
+        if len(set(value)) != len(value):
+            raise ValueError("a selector is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Arm:
+        if self.n > 1 and not self.selectors:
+            raise ValueError(f"n is {self.n}: list the selectors that pick among the candidates "
+                             f"({', '.join(SELECTORS)})")
+        if self.n == 1 and self.selectors:
+            raise ValueError("selectors need n > 1 candidates")
+        if self.agent in MODEL_AGENTS and self.model is None:
+            raise ValueError(f"the {self.agent} agent needs a model (e.g. openai/gpt-5-mini)")
+        if self.enrich and self.model is None:
+            raise ValueError("enrich needs a model to write the clarified requirement")
+        if "judge" in self.selectors and self.model is None:
+            raise ValueError("the judge selector needs a model")
+        return self
+
+    @property
+    def uses_evaluator(self) -> bool:
+        """Evaluator verdicts steer this arm's output: a research upper bound, never a submission."""
+        return self.decompose == "evaluator" or (bool(self.selectors) and self.selectors[0] == "oracle")
+
+
+class Experiment(_Strict):
+    name: str = "experiment"
+    dataset: str
+    instances: Literal["all"] | InstanceSelection = "all"
+    views: list[Literal["th", "ah"]] = Field(default_factory=lambda: ["th"], min_length=1)
+    sandbox: str = "default"
+    executor: str = "local"
+    replicate: int = Field(0, ge=0, description="change it to draw fresh generations instead of cached ones")
+    cache: bool = True
+    limits: Limits = Field(default_factory=Limits)
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    provider: ProviderScript | None = None
+    arms: list[Arm] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_arms(self) -> Experiment:
+        names = [arm.name for arm in self.arms]
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
+        if len(set(self.views)) != len(self.views):
+            raise ValueError("a view is listed twice")
+        return self
+
+
+# ----------------------------------------------------------------------------- loading with locations
+def _line_index(node: yaml.Node, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
+    """Every key path of the YAML document → its 1-based line, so errors can point at the file."""
+    lines = {path: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, key.value)
+            lines.update(_line_index(value, child))
+            lines[child] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines.update(_line_index(item, (*path, index)))
+    return lines
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for item in loc:
+        text += f"[{item}]" if isinstance(item, int) else (f".{item}" if text else str(item))
+    return text
+
+
+def _line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
+    for cut in range(len(loc), -1, -1):
+        if loc[:cut] in lines:
+            return lines[loc[:cut]]
+    return 1
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    # pydantic puts union member names into locations ("InstanceSelection", "literal['all']"): not the user's keys
+    return tuple(item for item in loc if not (isinstance(item, str) and (item[:1].isupper() or "[" in item)))
+
+
+def load_experiment(path: Path) -> tuple[Experiment, str]:
+    """The validated experiment and the file's text; ExperimentError lists every mistake with its line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ExperimentError(f"{path}: no such experiment file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExperimentError(f"{path}: cannot read: {exc}") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ExperimentError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict) or node is None:
+        raise ExperimentError(f"{path}:1: expected a mapping with dataset and arms")
+    lines = _line_index(node)
+    try:
+        experiment = Experiment.model_validate(data)
+    except ValidationError as exc:
+        messages = []
+        seen = set()
+        for err in exc.errors():
+            loc = _clean_loc(tuple(err["loc"]))
+            if err["type"] == "literal_error" and loc == ("instances",):
+                continue  # the union's "all" branch: the mapping branch's own error says more
+            message = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                message = "unknown field"
+            line = f"{path}:{_line_of(loc, lines)}: {_where(loc) or 'experiment'}: {message}"
+            if line not in seen:
+                seen.add(line)
+                messages.append(line)
+        raise ExperimentError("\n".join(messages)) from None
+    return experiment, text
+
+
+def locate(path: Path, text: str, loc: tuple[Any, ...]) -> str:
+    """``FILE:LINE: where`` for a check made after validation (unknown instance, missing paragraph)."""
+    try:
+        lines = _line_index(yaml.compose(text))
+    except yaml.YAMLError:
+        lines = {}
+    return f"{path}:{_line_of(loc, lines)}: {_where(loc)}"
+
+
+# ----------------------------------------------------------------------------- resolution
+def select_instances(selection: Literal["all"] | InstanceSelection, ids: list[str], projects: dict[str, str],
+                     base: Path) -> list[str]:
+    """Instance ids in dataset order; raises ValueError (one line) for names the dataset lacks."""
+    if selection == "all":
+        return list(ids)
+    assert isinstance(selection, InstanceSelection)
+    chosen = list(ids)
+    if selection.project is not None:
+        if selection.project not in set(projects.values()):
+            raise ValueError(f"no project {selection.project!r} in the dataset "
+                             f"(projects: {', '.join(sorted(set(projects.values())))})")
+        chosen = [i for i in chosen if projects[i] == selection.project]
+    listed: list[str] | None = selection.ids
+    if selection.file is not None:
+        file = (base / selection.file)
+        if not file.is_file():
+            raise ValueError(f"no such instance list file {file}")
+        listed = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")]
+    if listed is not None:
+        unknown = [i for i in listed if i not in set(ids)]
+        if unknown:
+            raise ValueError(f"{len(unknown)} id(s) not in the dataset, e.g. {unknown[0]!r}")
+        wanted = set(listed)
+        chosen = [i for i in chosen if i in wanted]
+    if selection.sample is not None and selection.sample < len(chosen):
+        picked = set(random.Random(selection.seed).sample(chosen, selection.sample))
+        chosen = [i for i in chosen if i in picked]
+    return chosen
+
+
+def content_hash(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,675 @@
+"""``req2test run EXPERIMENT.yaml``: arms × views × instances × n candidates → generation → evaluation →
+selection → one directory per reported configuration → report.
+
+Resumable by construction: every generated candidate is an fsynced line of its candidate journal
+(``generations/<arm>@<view>/c<k>/predictions.jsonl``) written as the unit finishes; evaluations resume from
+the evaluator's own journal and land in a content-addressed cache; selections are journaled per instance.
+A rerun after a kill -9 redoes only the units that were in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+import harness
+from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.model import GenerationMetadata, InstanceResult, Outcome, Prediction
+from bench.summary import summarize_run
+from harness.experiment.config import (Arm, Experiment, ExperimentError, content_hash, load_experiment, locate,
+                                       select_instances)
+from harness.experiment.units import (EnrichmentOutcome, EnrichmentUnit, EvaluationUnit, GenerationUnit,
+                                      PrerequisiteTest, cache_root, run_enrichment, run_evaluation, run_generation)
+from harness.generate import GenerateOptions, append_prediction, drop_torn_line, safe_name
+from harness.llm import Limits, ModelConfig
+from harness.prompts import available_paragraphs, prompt_dir
+
+OFFLINE_KEY = "scripted-offline"  # the run's own scripted provider accepts any key
+
+
+class ConfigRecord(BaseModel):
+    """What one reported configuration is: written to ``configs/<dir>/config.json``."""
+
+    name: str
+    arm: str
+    view: Literal["th", "ah"]
+    role: Literal["arm", "single", "selector"]
+    selector: str | None = None
+    n: int
+    agent: str
+    model: str | None = None
+    reasoning: str | None = None
+    paragraphs: list[str] = Field(default_factory=list)
+    strategies: dict[str, Any] = Field(default_factory=dict)
+    sandbox: str
+    isolated: bool
+    submission_refusals: list[str] = Field(default_factory=list)
+
+
+class ArmView(BaseModel):
+    arm: Arm
+    view: Literal["th", "ah"]
+
+    @property
+    def name(self) -> str:
+        return f"{self.arm.name}@{self.view}"
+
+
+class ExperimentPlan(BaseModel):
+    """The resolved experiment; a run directory holds exactly one."""
+
+    name: str
+    file: str
+    experiment: dict[str, Any]
+    dataset_dir: str
+    dataset_card_sha256: str
+    instances: list[str]
+    provider_script_sha256: str | None = None
+
+
+def config_dir_name(name: str) -> str:
+    return name.replace("/", "~")
+
+
+# ----------------------------------------------------------------------------- planning
+def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
+    """Validate the file and everything it names; every mistake is one located line of the error."""
+    experiment, text = load_experiment(path)
+    base = path.parent
+    errors: list[str] = []
+    dataset_dir = (base / experiment.dataset).resolve()
+    dataset: Dataset | None = None
+    try:
+        dataset = load_dataset(dataset_dir)
+    except DatasetError as exc:
+        errors.append(f"{locate(path, text, ('dataset',))}: {exc}")
+    instances: list[str] = []
+    if dataset is not None:
+        try:
+            instances = select_instances(experiment.instances, [i.id for i in dataset.instances],
+                                         {i.id: i.project for i in dataset.instances}, base)
+        except ValueError as exc:
+            errors.append(f"{locate(path, text, ('instances',))}: {exc}")
+        if not instances and not errors:
+            errors.append(f"{locate(path, text, ('instances',))}: selects no instance")
+    paragraphs = set(available_paragraphs())
+    from harness.sandbox.policy import load_policy
+
+    for where, name in [(("sandbox",), experiment.sandbox)] + [
+            (("arms", i, "sandbox"), arm.sandbox) for i, arm in enumerate(experiment.arms) if arm.sandbox]:
+        try:
+            load_policy(name)
+        except Exception as exc:  # noqa: BLE001 - any policy problem is the user's line to fix
+            errors.append(f"{locate(path, text, where)}: {exc}")
+    for i, arm in enumerate(experiment.arms):
+        for j, paragraph in enumerate(arm.paragraphs):
+            if paragraph not in paragraphs:
+                errors.append(f"{locate(path, text, ('arms', i, 'paragraphs', j))}: no paragraph {paragraph!r} in "
+                              f"{prompt_dir() / 'paragraphs'} (available: {', '.join(sorted(paragraphs)) or 'none'})")
+    script_sha = None
+    if experiment.provider is not None:
+        from harness.provider.script import ScriptLoadError, load_script
+
+        script_path = base / experiment.provider.script
+        try:
+            load_script(script_path)
+            script_sha = hashlib.sha256(script_path.read_bytes()).hexdigest()
+        except ScriptLoadError as exc:
+            errors.append(f"{locate(path, text, ('provider', 'script'))}: {exc}")
+    if not (experiment.executor == "local" or experiment.executor.startswith(("local:", "ray"))):
+        errors.append(f"{locate(path, text, ('executor',))}: executor {experiment.executor!r}: "
+                      "use local, local:N, ray, ray:auto or ray:HOST:PORT")
+    if errors:
+        raise ExperimentError("\n".join(errors))
+    assert dataset is not None
+    plan = ExperimentPlan(name=experiment.name, file=str(path.resolve()),
+                          experiment=experiment.model_dump(mode="json"), dataset_dir=str(dataset_dir),
+                          dataset_card_sha256=hashlib.sha256((dataset_dir / "dataset.json").read_bytes()).hexdigest(),
+                          instances=instances, provider_script_sha256=script_sha)
+    return experiment, plan, dataset
+
+
+def topological_levels(ids: list[str], depends_on: dict[str, list[str]]) -> list[list[str]]:
+    """Instances in levels: every prerequisite in an earlier level than what depends on it."""
+    level: dict[str, int] = {}
+
+    def depth(node: str, path: tuple[str, ...]) -> int:
+        if node in level:
+            return level[node]
+        if node in path:
+            raise ExperimentError(f"depends_on has a cycle through {node}")
+        value = 1 + max((depth(p, (*path, node)) for p in depends_on.get(node, [])), default=-1)
+        level[node] = value
+        return value
+
+    for node in ids:
+        depth(node, ())
+    levels: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for node in ids:
+        levels[level[node]].append(node)
+    return [lv for lv in levels if lv]
+
+
+def prerequisite_closure(targets: list[str], depends_on: dict[str, list[str]]) -> list[str]:
+    seen: list[str] = []
+    stack = list(targets)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.append(node)
+        stack.extend(depends_on.get(node, []))
+    return seen
+
+
+def _tree_hash(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for root in paths:
+        for file in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if file.is_file() and "__pycache__" not in file.parts:
+                digest.update(str(file.relative_to(root.parent)).encode())
+                digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+# ----------------------------------------------------------------------------- progress
+class Progress:
+    """Instances done, passes, money spent and ETA, on one rich progress bar per stage."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.task = None
+        self.money = 0.0
+        self.passes = 0
+        self.evaluated = 0
+
+    def stage(self, name: str, total: int) -> None:
+        if not self.enabled:
+            return
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        from bench.cli import console
+
+        if self.bar is None:
+            self.bar = Bar(TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
+                           TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                           console=console, transient=False)
+            self.bar.start()
+        self.task = self.bar.add_task(name, total=total, status=self.status)
+
+    @property
+    def status(self) -> str:
+        passes = f"passes {self.passes}/{self.evaluated}" if self.evaluated else "passes -"
+        return f"{passes} · ${self.money:.4f}"
+
+    def advance(self) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, advance=1, status=self.status)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+# ----------------------------------------------------------------------------- the run
+class RunOutcome(BaseModel):
+    run_dir: str
+    configs: list[dict[str, Any]]
+    generated: int
+    cached: int
+    seconds: float
+    report: list[str] = Field(default_factory=list)
+
+
+class ExperimentRunner:
+    def __init__(self, experiment: Experiment, plan: ExperimentPlan, dataset: Dataset, run_dir: Path,
+                 executor_spec: str | None = None, progress: Progress | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        self.experiment = experiment
+        self.plan = plan
+        self.dataset = dataset
+        self.run_dir = run_dir.resolve()
+        self.executor_spec = executor_spec or experiment.executor
+        self.progress = progress or Progress(False)
+        self.log = log or (lambda message: None)
+        self.depends_on = {inst.id: list(inst.depends_on) for inst in dataset.instances}
+        self.generated = 0
+        self.cached = 0
+        self.enrichment_costs: dict[tuple[str, str], tuple[float, int]] = {}
+        self.provider = None
+        self.api_base: str | None = None
+        self._prompt_hash = _tree_hash([prompt_dir()])
+        self._bench_hash = _tree_hash([Path(__file__).resolve().parents[2] / "bench"])
+
+    # -- setup
+    def _claim_run_dir(self, text: str) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        plan_path = self.run_dir / "plan.json"
+        mine = self.plan.model_dump(mode="json")
+        if plan_path.is_file():
+            previous = json.loads(plan_path.read_text(encoding="utf-8"))
+            keys = ("experiment", "dataset_card_sha256", "instances", "provider_script_sha256")
+            if any(previous.get(k) != mine.get(k) for k in keys):
+                raise ExperimentError(f"{self.run_dir} holds a run of another experiment (or the file changed); "
+                                      "use a new output directory")
+        else:
+            plan_path.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
+        (self.run_dir / "experiment.yaml").write_text(text, encoding="utf-8")
+
+    def run(self, text: str) -> RunOutcome:
+        from harness.experiment.executors import make_executor
+
+        started = time.monotonic()
+        self._claim_run_dir(text)
+        if self.experiment.provider is not None:
+            from harness.provider.server import ScriptedProvider
+
+            script = Path(self.plan.file).parent / self.experiment.provider.script
+            self.provider = ScriptedProvider(script, log_path=self.run_dir / "provider-requests.jsonl").start()
+            self.api_base = self.provider.openai_base_url
+        executor = make_executor(self.executor_spec)
+        records: list[ConfigRecord] = []
+        try:
+            for arm in self.experiment.arms:
+                for view in self.experiment.views:
+                    records += self._run_arm(ArmView(arm=arm, view=view), executor)
+        finally:
+            executor.close()
+            if self.provider is not None:
+                self.provider.stop()
+            self.progress.close()
+        report = self._report()
+        return RunOutcome(run_dir=str(self.run_dir), configs=[_headline(self.run_dir, r) for r in records],
+                          generated=self.generated, cached=self.cached, seconds=round(time.monotonic() - started, 1),
+                          report=report)
+
+    # -- one arm in one view
+    def _options(self, arm: Arm, view: str) -> GenerateOptions:
+        model = None
+        if arm.model is not None:
+            own_provider = arm.api_base is None and self.api_base is not None
+            model = ModelConfig(model=arm.model, api_base=arm.api_base or self.api_base or
+                                os.environ.get("REQ2TEST_API_BASE"),
+                                api_key=OFFLINE_KEY if own_provider else None, reasoning_effort=arm.reasoning)
+        limits = self.experiment.limits
+        return GenerateOptions(agent=arm.agent, model=model, view=view,  # type: ignore[arg-type]
+                               sandbox=arm.sandbox or self.experiment.sandbox,
+                               limits=Limits(max_calls=limits.max_calls, max_seconds=limits.max_seconds,
+                                             max_cost_usd=limits.max_cost),
+                               paragraphs=list(arm.paragraphs))
+
+    def _key(self, kind: str, options: GenerateOptions, **parts: Any) -> str:
+        model = options.model.model_dump(exclude={"api_key", "api_base"}) if options.model else None
+        return content_hash({"kind": kind, "dataset": self.plan.dataset_card_sha256, "agent": options.agent,
+                             "model": model, "view": options.view, "sandbox": options.sandbox,
+                             "limits": options.limits.model_dump(), "paragraphs": options.paragraphs,
+                             "prompts": self._prompt_hash, "script": self.plan.provider_script_sha256,
+                             "replicate": self.experiment.replicate, "version": harness.__version__, **parts})
+
+    def _run_arm(self, av: ArmView, executor) -> list[ConfigRecord]:  # noqa: ANN001
+        arm = av.arm
+        gen_dir = self.run_dir / "generations" / av.name
+        options = self._options(arm, av.view)
+        targets = self.plan.instances
+        needed = targets if arm.decompose == "off" else prerequisite_closure(targets, self.depends_on)
+        order = {i.id: n for n, i in enumerate(self.dataset.instances)}
+        needed = sorted(needed, key=order.__getitem__)
+        levels = topological_levels(needed, self.depends_on) if arm.decompose != "off" else [needed]
+        enriched = self._enrich(av, needed, options, executor) if arm.enrich else {}
+        journals = {k: gen_dir / f"c{k}" / "predictions.jsonl" for k in range(1, arm.n + 1)}
+        for path in journals.values():
+            drop_torn_line(path)
+        chosen: dict[str, Prediction] = {}
+        passed: dict[str, bool] = {}
+        self.progress.stage(f"generate {av.name}", len(needed) * arm.n)
+        candidates: dict[str, dict[int, Prediction]] = {}
+        for level in levels:
+            units: list[GenerationUnit] = []
+            done = {k: _journal(path) for k, path in journals.items()}
+            for instance_id in level:
+                prereqs = [PrerequisiteTest(instance_id=p, files=chosen[p].files if p in chosen else {},
+                                            evaluator_passed=passed.get(p) if arm.decompose == "evaluator" else None)
+                           for p in _ordered(self.depends_on.get(instance_id, []), order)] \
+                    if arm.decompose != "off" else []
+                for k in range(1, arm.n + 1):
+                    if instance_id in done[k]:
+                        self._count_done(done[k][instance_id])
+                        continue
+                    key = self._key("generation", options, arm=arm.name, instance=instance_id, candidate=k,
+                                    enriched=enriched.get(instance_id), decompose=arm.decompose,
+                                    prerequisites=[p.model_dump() for p in prereqs])
+                    units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir / f"c{k}"),
+                                                instance_id=instance_id, candidate=k, options=options,
+                                                enriched=enriched.get(instance_id), prerequisites=prereqs,
+                                                decompose=arm.decompose, key=key, use_cache=self.experiment.cache))
+
+            def journal(index: int, prediction: Prediction, units: list[GenerationUnit] = units) -> None:
+                append_prediction(journals[units[index].candidate], prediction)
+                self._count_done(prediction, fresh=True)
+
+            executor.map(run_generation, units, on_result=journal)
+            for k, path in journals.items():
+                for instance_id, prediction in _journal(path).items():
+                    candidates.setdefault(instance_id, {})[k] = prediction
+            if arm.decompose != "off":
+                level_results = self._evaluate_candidates(av, level, candidates, executor) \
+                    if arm.decompose == "evaluator" or (arm.n > 1 and arm.selectors[0] == "oracle") else {}
+                for instance_id in level:
+                    pick = self._select(av, arm.selectors[0], instance_id, candidates.get(instance_id, {}),
+                                        level_results) if arm.n > 1 else 1
+                    if pick in candidates.get(instance_id, {}):
+                        chosen[instance_id] = candidates[instance_id][pick]
+                    if arm.decompose == "evaluator":
+                        result = level_results.get(pick, {}).get(instance_id)
+                        passed[instance_id] = result is not None and result.outcome == Outcome.passed
+        results = self._evaluate_candidates(av, targets, candidates, executor)
+        return self._write_configs(av, options, candidates, results)
+
+    def _count_done(self, prediction: Prediction, fresh: bool = False) -> None:
+        meta = prediction.metadata
+        if meta is not None and meta.cost_usd:
+            self.progress.money += meta.cost_usd
+        if fresh:
+            if meta is not None and meta.extra.get("cached"):
+                self.cached += 1
+            else:
+                self.generated += 1
+        self.progress.advance()
+
+    # -- enrichment
+    def _enrich(self, av: ArmView, ids: list[str], options: GenerateOptions, executor) -> dict[str, str]:  # noqa: ANN001
+        path = self.run_dir / "generations" / av.name / "enrichment.jsonl"
+        drop_torn_line(path)
+        done = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                outcome = EnrichmentOutcome.model_validate_json(line)
+                done[outcome.instance_id] = outcome
+        units = [EnrichmentUnit(dataset_dir=self.plan.dataset_dir, instance_id=i, view=av.view, options=options,
+                                ledger_path=str(path.with_name("enrichment-ledger.jsonl")),
+                                key=self._key("enrichment", options, arm=av.arm.name, instance=i), use_cache=self.experiment.cache)
+                 for i in ids if i not in done]
+        self.progress.stage(f"enrich {av.name}", len(ids))
+        for _ in done:
+            self.progress.advance()
+
+        def journal(index: int, outcome: EnrichmentOutcome) -> None:
+            done[outcome.instance_id] = outcome
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(outcome.model_dump_json() + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.progress.money += outcome.cost_usd or 0.0
+            self.progress.advance()
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        executor.map(run_enrichment, units, on_result=journal)
+        for i, outcome in done.items():
+            self.enrichment_costs[(av.name, i)] = (outcome.cost_usd or 0.0, outcome.calls)
+        return {i: done[i].text for i in ids if i in done and done[i].text.strip()}
+
+    # -- evaluation (content-addressed cache, batches through the executor)
+    def _eval_key(self, instance_id: str, prediction: Prediction | None) -> str:
+        evaluation = self.experiment.evaluation
+        return content_hash({"dataset": self.plan.dataset_card_sha256, "instance": instance_id,
+                             "files": prediction.files if prediction else None, "mutants": evaluation.mutants,
+                             "timeout": evaluation.timeout, "bench": self._bench_hash})
+
+    def _evaluate_candidates(self, av: ArmView, ids: list[str], candidates: dict[str, dict[int, Prediction]],
+                             executor) -> dict[int, dict[str, InstanceResult]]:  # noqa: ANN001
+        cache = cache_root() / "evaluations"
+        results: dict[int, dict[str, InstanceResult]] = {k: {} for k in range(1, av.arm.n + 1)}
+        units: list[tuple[int, EvaluationUnit, dict[str, str]]] = []
+        for k in results:
+            misses: dict[str, str] = {}
+            for instance_id in ids:
+                prediction = candidates.get(instance_id, {}).get(k)
+                key = self._eval_key(instance_id, prediction)
+                hit = cache / f"{key}.json"
+                if self.experiment.cache and hit.is_file():
+                    results[k][instance_id] = InstanceResult.model_validate_json(hit.read_text(encoding="utf-8"))
+                else:
+                    misses[instance_id] = key
+            if misses:
+                preds = [candidates[i][k] for i in misses if k in candidates.get(i, {})]
+                digest = content_hash(sorted(misses.values()))[:16]
+                evaluation = self.experiment.evaluation
+                units.append((k, EvaluationUnit(dataset_dir=self.plan.dataset_dir, predictions=preds,
+                                                instance_ids=list(misses), workers=evaluation.workers,
+                                                work_dir=str(self.run_dir / "evaluations" / av.name / f"c{k}-{digest}"),
+                                                mutants=evaluation.mutants, timeout=evaluation.timeout), misses))
+        total = sum(len(u[2]) for u in units)
+        if total:
+            self.progress.stage(f"evaluate {av.name}", total)
+
+        def store(index: int, batch: list[InstanceResult]) -> None:
+            k, _, misses = units[index]
+            for result in batch:
+                results[k][result.instance_id] = result
+                if result.outcome != Outcome.infrastructure_failure and self.experiment.cache:
+                    _write_atomic(cache / f"{misses[result.instance_id]}.json", result.model_dump_json())
+                self.progress.evaluated += 1
+                self.progress.passes += result.outcome == Outcome.passed
+                self.progress.advance()
+
+        executor.map(run_evaluation, [u[1] for u in units], on_result=store)
+        return results
+
+    # -- selection
+    def _select(self, av: ArmView, selector: str, instance_id: str, cands: dict[int, Prediction],
+                results: dict[int, dict[str, InstanceResult]]) -> int:
+        """The candidate a selector picks for one instance (journaled: a judge is never asked twice)."""
+        if not cands:
+            return 1
+        path = self.run_dir / "generations" / av.name / f"selection-{selector}.jsonl"
+        journal = _selection_journal(path)
+        if instance_id in journal:
+            return int(journal[instance_id]["chosen"])
+        from harness.llm import Ledger, Model
+        from harness.strategies.selectors import Candidate, SelectionContext, select
+        from harness.views import materialize
+
+        instance = self.dataset.instance(instance_id)
+        project = next(p for p in self.dataset.card.projects if p.name == instance.project)
+        model = None
+        ledger = Ledger(path.with_name("selection-ledger.jsonl"), {"instance_id": instance_id, "selector": selector})
+        options = self._options(av.arm, av.view)
+        if selector == "judge" and options.model is not None:
+            model = Model(options.model, options.limits, ledger)
+        view_root = materialize(self.dataset, instance_id, av.view).root if selector in ("static", "judge") else None
+        context = SelectionContext(instance=instance, features_dir=project.features_dir, view_root=view_root,
+                                   model=model,
+                                   results={k: r[instance_id] for k, r in results.items() if instance_id in r}
+                                   if selector == "oracle" else None)
+        selection = select(selector, [Candidate(index=k, prediction=p) for k, p in sorted(cands.items())], context)
+        totals = ledger.totals()
+        record = {"instance_id": instance_id, **selection.model_dump(mode="json"),
+                  "cost_usd": totals["cost_usd"], "calls": totals["calls"]}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return selection.chosen
+
+    # -- configurations
+    def _write_configs(self, av: ArmView, options: GenerateOptions, candidates: dict[str, dict[int, Prediction]],
+                       results: dict[int, dict[str, InstanceResult]]) -> list[ConfigRecord]:
+        arm = av.arm
+        from harness.sandbox.policy import load_policy
+
+        policy = load_policy(options.sandbox)
+        isolated = policy.backend != "local"
+        base = dict(arm=arm.name, view=av.view, n=arm.n, agent=arm.agent, model=arm.model, reasoning=arm.reasoning,
+                    paragraphs=arm.paragraphs, sandbox=options.sandbox, isolated=isolated,
+                    strategies={"enrich": arm.enrich, "decompose": arm.decompose, "selectors": arm.selectors})
+        refusals = []
+        if arm.decompose == "evaluator":
+            refusals.append("decompose: evaluator — prerequisite verdicts came from the evaluator")
+        if "oracle" in arm.selectors:
+            refusals.append("selector oracle — the evaluator chose among candidates")
+        if not isolated:
+            refusals.append(f"sandbox {options.sandbox!r} does not isolate (backend local)")
+        if arm.agent in ("oracle", "empty", "then-stripped"):
+            refusals.append(f"agent {arm.agent!r} reads the ground truth")
+        written = []
+        ids = self.plan.instances
+        if arm.n == 1:
+            picks = {i: 1 for i in ids}
+            written.append(self._write_config(ConfigRecord(name=av.name, role="arm", submission_refusals=refusals,
+                                                           **base), ids, candidates, results, picks, None))
+            return written
+        for position, selector in enumerate(arm.selectors):
+            picks = {i: self._select(av, selector, i, candidates.get(i, {}), results) for i in ids}
+            name = av.name if position == 0 else f"{av.name}/{selector}"
+            own = list(refusals) if position == 0 else [*refusals, f"selector {selector!r} is not the arm's own"]
+            if selector == "oracle" and not any("oracle" in r for r in own):
+                own.append("selector oracle — the evaluator chose among candidates")
+            written.append(self._write_config(
+                ConfigRecord(name=name, role="arm" if position == 0 else "selector", selector=selector,
+                             submission_refusals=own, **base), ids, candidates, results, picks, selector))
+        single = ConfigRecord(name=f"{av.name}/single", role="single",
+                              submission_refusals=[*refusals, "candidate 1 alone is a comparison, not the arm"],
+                              **{**base, "n": 1})
+        written.append(self._write_config(single, ids, candidates, results, {i: 1 for i in ids}, None))
+        return written
+
+    def _write_config(self, record: ConfigRecord, ids: list[str], candidates: dict[str, dict[int, Prediction]],
+                      results: dict[int, dict[str, InstanceResult]], picks: dict[str, int],
+                      selector: str | None) -> ConfigRecord:
+        out = self.run_dir / "configs" / config_dir_name(record.name)
+        out.mkdir(parents=True, exist_ok=True)
+        selection_costs = _selection_costs(self.run_dir / "generations" / f"{record.arm}@{record.view}", selector)
+        lines, rows = [], []
+        for instance_id in ids:
+            cands = candidates.get(instance_id, {})
+            k = picks[instance_id]
+            if k in cands:
+                prediction = cands[k]
+                if selector is not None:
+                    prediction = _summed(prediction, list(cands.values()), selector, k,
+                                         selection_costs.get(instance_id, (0.0, 0)))
+                enrichment = self.enrichment_costs.get((f"{record.arm}@{record.view}", instance_id))
+                if enrichment is not None:  # the clarified requirement was paid for once per instance
+                    prediction = _with_extra_cost(prediction, *enrichment, label="enrichment_cost_usd")
+                lines.append(prediction.model_dump_json() + "\n")
+            rows.append(results[k][instance_id])
+        (out / "config.json").write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        _write_atomic(out / "predictions.jsonl", "".join(lines))
+        _write_atomic(out / "results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
+        digest = hashlib.sha256("".join(lines).encode()).hexdigest()
+        summary = summarize_run(rows, dataset_name=self.dataset.card.name, predictions_sha256=digest)
+        summary["config"] = record.name
+        _write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+        return record
+
+    # -- report
+    def _report(self) -> list[str]:
+        try:
+            from bench.report import build_report, render_html, render_markdown
+            from bench.runs import load_configs
+        except ImportError:
+            return []
+        report = build_report(load_configs(self.run_dir), title=f"req2test run: {self.plan.name}")
+        (self.run_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
+        (self.run_dir / "report.html").write_text(render_html(report), encoding="utf-8")
+        return [str(self.run_dir / "report.md"), str(self.run_dir / "report.html")]
+
+
+# ----------------------------------------------------------------------------- helpers
+def _ordered(ids: list[str], order: dict[str, int]) -> list[str]:
+    return sorted(ids, key=lambda i: order.get(i, 0))
+
+
+def _journal(path: Path) -> dict[str, Prediction]:
+    done: dict[str, Prediction] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                prediction = Prediction.model_validate_json(line)
+            except ValueError:
+                continue  # the torn tail of a kill: that unit runs again
+            done[prediction.instance_id] = prediction
+    return done
+
+
+def _selection_journal(path: Path) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            done[record["instance_id"]] = record
+    return done
+
+
+def _selection_costs(gen_dir: Path, selector: str | None) -> dict[str, tuple[float, int]]:
+    if selector is None:
+        return {}
+    return {i: (r.get("cost_usd") or 0.0, r.get("calls") or 0)
+            for i, r in _selection_journal(gen_dir / f"selection-{selector}.jsonl").items()}
+
+
+def _summed(chosen: Prediction, everything: list[Prediction], selector: str, k: int,
+            selection: tuple[float, int]) -> Prediction:
+    """A best-of-n pick costs all n generations plus the selection: its metadata says so."""
+    metas = [p.metadata or GenerationMetadata() for p in everything]
+    base = chosen.metadata or GenerationMetadata()
+    costs = [m.cost_usd for m in metas]
+    total_cost = None if all(c is None for c in costs) else round(sum(c or 0.0 for c in costs) + selection[0], 8)
+    meta = base.model_copy(update={
+        "wall_seconds": round(sum(m.wall_seconds or 0.0 for m in metas), 3),
+        "llm_calls": sum(m.llm_calls or 0 for m in metas) + selection[1],
+        "input_tokens": sum(m.input_tokens or 0 for m in metas),
+        "output_tokens": sum(m.output_tokens or 0 for m in metas),
+        "cached_tokens": sum(m.cached_tokens or 0 for m in metas),
+        "cost_usd": total_cost,
+        "extra": {**base.extra, "candidate": k, "selector": selector, "candidates": len(everything),
+                  "selection_cost_usd": selection[0]}})
+    return chosen.model_copy(update={"metadata": meta})
+
+
+def _with_extra_cost(prediction: Prediction, cost: float, calls: int, label: str) -> Prediction:
+    meta = prediction.metadata or GenerationMetadata()
+    meta = meta.model_copy(update={
+        "cost_usd": None if meta.cost_usd is None and not cost else round((meta.cost_usd or 0.0) + cost, 8),
+        "llm_calls": (meta.llm_calls or 0) + calls, "extra": {**meta.extra, label: cost}})
+    return prediction.model_copy(update={"metadata": meta})
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _headline(run_dir: Path, record: ConfigRecord) -> dict[str, Any]:
+    summary = json.loads((run_dir / "configs" / config_dir_name(record.name) / "summary.json").read_text())
+    return {"config": record.name, "summary": summary}
+
+
+def run_experiment(path: Path, run_dir: Path | None = None, executor: str | None = None,
+                   progress: Progress | None = None) -> RunOutcome:
+    experiment, plan, dataset = prepare(path)
+    _, text = load_experiment(path)
+    run_dir = run_dir or Path("runs") / experiment.name
+    return ExperimentRunner(experiment, plan, dataset, run_dir, executor, progress).run(text)
+
+
+def clean_work_dirs(run_dir: Path) -> None:
+    for work in (run_dir / "generations").glob("*/c*/work"):
+        shutil.rmtree(work, ignore_errors=True)

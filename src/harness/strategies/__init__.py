@@ -1,0 +1,1 @@
+"""Harness strategies: requirement enrichment, decomposition and candidate selection."""

@@ -1,0 +1,143 @@
+"""``req2test run``: an experiment over the example dataset, resumed after kill -9, packaged for submission.
+
+Agents here are the calibration agents (no model needed); the scripted-provider arms are exercised by the
+demo test. Generations run in real bwrap sandboxes and the real evaluator scores them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.experiment.runner import ExperimentRunner, prepare
+from harness.submit import SubmissionError, build_bundle, validate_bundle
+
+pytestmark = pytest.mark.integration
+
+IDS = ["tinyshop/features/catalog.feature:6", "tinyshop/features/cart.feature:13",
+       "tinyshop/features/cart.feature:19", "tinyshop/features/tax.feature:9"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REQ2TEST_CACHE", str(tmp_path / "cache"))
+
+
+def _write(tmp_path: Path, dataset: Path, arms: list[dict], **extra) -> Path:  # noqa: ANN003
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", "dataset": str(dataset), "instances": {"ids": IDS},
+                                    "evaluation": {"workers": 2}, "arms": arms, **extra}), encoding="utf-8")
+    return path
+
+
+def _run(path: Path, run_dir: Path):  # noqa: ANN202
+    experiment, plan, dataset = prepare(path)
+    return ExperimentRunner(experiment, plan, dataset, run_dir).run(path.read_text(encoding="utf-8"))
+
+
+def _results(run_dir: Path, config: str) -> dict[str, dict]:
+    lines = (run_dir / "configs" / config.replace("/", "~") / "results.jsonl").read_text().splitlines()
+    return {r["instance_id"]: r for r in map(json.loads, lines)}
+
+
+def test_run_arms_decomposition_cache_and_submission(example_dataset: Path, tmp_path: Path) -> None:
+    path = _write(tmp_path, example_dataset, [
+        {"name": "oracle", "agent": "oracle"},
+        {"name": "empty", "agent": "empty"},
+        {"name": "oracle-dec", "agent": "oracle", "decompose": "sandbox"},
+        {"name": "oracle2", "agent": "oracle", "n": 2, "selectors": ["static", "oracle"]},
+    ])
+    outcome = _run(path, tmp_path / "run")
+    names = [c["config"] for c in outcome.configs]
+    assert names == ["oracle@th", "empty@th", "oracle-dec@th", "oracle2@th", "oracle2@th/oracle", "oracle2@th/single"]
+    assert all(r["kill_complete"] for r in _results(tmp_path / "run", "oracle@th").values())
+    assert not any(r["outcome"] == "pass" and r["kill_complete"] for r in _results(tmp_path / "run", "empty@th").values())
+    # decomposition: the prerequisite (cart:13) is generated first and its passing test handed to cart:19
+    preds = [json.loads(line) for line in (tmp_path / "run/generations/oracle-dec@th/c1/predictions.jsonl")
+             .read_text().splitlines()]
+    order = [p["instance_id"] for p in preds]
+    assert order.index("tinyshop/features/cart.feature:13") < order.index("tinyshop/features/cart.feature:19")
+    dependent = next(p for p in preds if p["instance_id"] == "tinyshop/features/cart.feature:19")
+    assert dependent["metadata"]["extra"]["prerequisites_given"]
+    # best-of-2 configs carry the summed cost of both candidates and say which was chosen
+    best = [json.loads(line) for line in (tmp_path / "run/configs/oracle2@th/predictions.jsonl").read_text().splitlines()]
+    assert all(p["metadata"]["extra"]["candidates"] == 2 and p["metadata"]["extra"]["selector"] == "static"
+               for p in best)
+    assert (tmp_path / "run/report.md").is_file() and (tmp_path / "run/report.html").is_file()
+
+    # everything cached by content: a second run directory regenerates and re-evaluates nothing
+    again = _run(path, tmp_path / "run2")
+    assert outcome.cached == 0 and again.generated == 0 and again.cached == outcome.generated
+    assert _results(tmp_path / "run2", "oracle@th") == _results(tmp_path / "run", "oracle@th")
+
+    # submission: calibration agents read the ground truth, oracle selectors use the evaluator → refused
+    with pytest.raises(SubmissionError) as info:
+        build_bundle(tmp_path / "run", tmp_path / "bundle")
+    message = str(info.value)
+    assert "oracle@th: agent 'oracle' reads the ground truth" in message
+    assert "oracle2@th/oracle" not in message  # only the arms' own configs are submitted by default
+
+
+def test_submission_bundle_of_an_eligible_run(example_dataset: Path, tmp_path: Path) -> None:
+    path = _write(tmp_path, example_dataset, [{"name": "none", "agent": "none"}])
+    _run(path, tmp_path / "run")
+    manifest = build_bundle(tmp_path / "run", tmp_path / "bundle")
+    assert [c.name for c in manifest.configurations] == ["none@th"]
+    assert manifest.configurations[0].sandbox.backend == "bwrap"
+    assert manifest.configurations[0].predictions == len(IDS) and manifest.configurations[0].results == len(IDS)
+    validate_bundle(tmp_path / "bundle")
+    (tmp_path / "bundle/configs/none@th/results.jsonl").write_text("{}\n")
+    with pytest.raises(SubmissionError, match="changed since the manifest"):
+        validate_bundle(tmp_path / "bundle")
+    local = _write(tmp_path, example_dataset, [{"name": "loc", "agent": "none", "sandbox": "local"}])
+    _run(local, tmp_path / "run-local")
+    with pytest.raises(SubmissionError, match="does not isolate"):
+        build_bundle(tmp_path / "run-local", tmp_path / "bundle-local")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.is_file() else []
+
+
+def _kill_when(cmd: list[str], ready, env: dict[str, str], timeout: float = 240) -> None:  # noqa: ANN001
+    process = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "the run never reached the kill point"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_resume_after_kill_9_loses_nothing(example_dataset: Path, tmp_path: Path) -> None:
+    path = _write(tmp_path, example_dataset, [{"name": "o", "agent": "oracle", "n": 2, "selectors": ["static"]}],
+                  cache=False)
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "harness.cli", "run", str(path), "-o", str(run_dir), "-q"]
+    env = {**os.environ, "REQ2TEST_CACHE": str(tmp_path / "cache")}
+    journal = run_dir / "generations/o@th/c1/predictions.jsonl"
+    _kill_when(cmd, lambda: len(_lines(journal)) >= 2, env)  # mid-generation
+    before = _lines(journal)
+    assert 2 <= len(before) < len(IDS) or len(before) == len(IDS)
+    evaluations = run_dir / "evaluations"
+    _kill_when(cmd, lambda: any(evaluations.glob("o@th/c*/run/results.jsonl")), env)  # mid-evaluation
+    after_gen = _lines(journal)
+    assert after_gen[:len(before)] == before  # journaled generations are kept verbatim, never redone
+    finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    final = _lines(journal)
+    assert final[:len(after_gen)] == after_gen
+    ids = [json.loads(line)["instance_id"] for line in final]
+    assert sorted(ids) == sorted(IDS)  # each instance generated exactly once across three processes
+    assert set(_results(run_dir, "o@th")) == set(IDS)
+    assert all(r["kill_complete"] for r in _results(run_dir, "o@th").values())
