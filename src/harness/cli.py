@@ -12,6 +12,8 @@ import typer
 from bench import cli as bench_cli
 from harness.cli_agents import agents_app
 from harness.cli_generate import generate_command
+from harness.cli_run import demo_command, run_command, submit_command
+from harness.cli_report import compare_command, report_command
 from harness.cli_views import view_command
 from harness.provider.cli import provider_serve
 
@@ -32,6 +34,11 @@ app.command("calibrate")(bench_cli.calibrate_command)
 app.command("schema")(bench_cli.schema)
 app.command("view")(view_command)
 app.command("generate")(generate_command)
+app.command("run")(run_command)
+app.command("submit")(submit_command)
+app.command("demo")(demo_command)
+app.command("compare")(compare_command)
+app.command("report")(report_command)
 provider_app = typer.Typer(help="A scripted model provider on loopback, for testing agents offline.",
                            no_args_is_help=True, rich_markup_mode="markdown")
 provider_app.command("serve")(provider_serve)

@@ -27,18 +27,19 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (*USER_ERRORS, ExecutorError)
 
 
-def print_outcome(outcome) -> None:  # noqa: ANN001
+def print_outcome(outcome) -> None:
     table = Table(title=f"{outcome.run_dir}", show_lines=False)
-    for column in ("configuration", "N", "Pass@1", "KC@1 [95% CI]", "API F1", "coverage", "recall", "$ / gen"):
-        table.add_column(column, justify="left" if column == "configuration" else "right")
+    width = max((len(row["config"]) for row in outcome.configs), default=10)
+    table.add_column("configuration", min_width=min(width, 40), overflow="fold")
+    for column in ("N", "Pass@1", "KC@1", "95% CI", "recall", "$/gen"):
+        table.add_column(column, justify="right", no_wrap=True)
     for row in outcome.configs:
         s = row["summary"]
         kc = s["kill_complete_at_1"]
         eff = s.get("efficiency") or {}
         cost = eff["cost_usd"] / s["n"] if eff.get("cost_usd") is not None and s["n"] else None
-        table.add_row(row["config"], str(s["n"]), f"{s['pass_at_1']['value']:.3f}",
-                      f"{kc['value']:.3f} [{kc['ci_low']:.2f}, {kc['ci_high']:.2f}]", f"{s['api_f1']['value']:.3f}",
-                      f"{s['coverage_jaccard']['value']:.3f}", f"{s['mutant_recall']['value']:.3f}",
+        table.add_row(row["config"], str(s["n"]), f"{s['pass_at_1']['value']:.3f}", f"{kc['value']:.3f}",
+                      f"{kc['ci_low']:.2f}-{kc['ci_high']:.2f}", f"{s['mutant_recall']['value']:.3f}",
                       "—" if cost is None else f"{cost:.4f}")
     console.print(table)
     console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")

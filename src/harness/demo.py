@@ -31,7 +31,7 @@ class DemoOutcome(BaseModel):
     summary_path: str
 
 
-def ensure_example_dataset(dataset: Path, progress=None) -> None:  # noqa: ANN001
+def ensure_example_dataset(dataset: Path, progress=None) -> None:
     if (dataset / "dataset.json").is_file():
         return
     from bench.build.pipeline import BuildOptions, build_dataset
@@ -62,7 +62,7 @@ def _run(path: Path, run_dir: Path, progress: Progress | None) -> RunOutcome:
 
 
 def run_demo(out_dir: Path, dataset: Path | None = None, progress: Progress | None = None,
-             build_progress=None) -> DemoOutcome:  # noqa: ANN001
+             build_progress=None) -> DemoOutcome:
     from bench.compare import compare, render_comparison_markdown
     from bench.runs import select_config as load_config
 

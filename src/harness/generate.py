@@ -14,8 +14,8 @@ import os
 import re
 import shutil
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -139,7 +139,7 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     return records
 
 
-def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path):  # noqa: ANN001
+def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path):
     prediction = generate_instance(ds, instance_id, agent, options, policy, run_dir)
     append_prediction(run_dir / "predictions.jsonl", prediction)
     extra = prediction.metadata.extra if prediction.metadata else {}
@@ -151,7 +151,7 @@ def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, 
 BeforeAgent = Callable[[InstanceSandbox], dict[str, Any]]
 
 
-def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, out_dir: Path,  # noqa: ANN001
+def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, out_dir: Path,
                       attempt_prefix: str = "", enriched_requirement: str | None = None,
                       prerequisite_tests: dict[str, str] | None = None,
                       before_agent: BeforeAgent | None = None, extra: dict[str, Any] | None = None) -> Prediction:

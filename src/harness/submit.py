@@ -115,8 +115,7 @@ def build_bundle(run_dir: Path, out_dir: Path, configs: list[str] | None = None)
                                   "finish the run first")
         generations = run_dir / "generations" / f"{record.arm}@{record.view}"
         with open(target / "ledger.jsonl", "w", encoding="utf-8") as ledger:
-            for part in sorted(generations.glob("**/*ledger.jsonl")):
-                ledger.write(part.read_text(encoding="utf-8"))
+            ledger.writelines(part.read_text(encoding="utf-8") for part in sorted(generations.glob("**/*ledger.jsonl")))
         for candidate in sorted(generations.glob("c*/trajectories")):
             for instance_dir in sorted(p for p in candidate.iterdir() if p.is_dir()):
                 shutil.copytree(instance_dir, target / "trajectories" / instance_dir.name / candidate.parent.name)

@@ -24,11 +24,27 @@ import harness
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.model import GenerationMetadata, InstanceResult, Outcome, Prediction
 from bench.summary import summarize_run
-from harness.experiment.config import (Arm, Experiment, ExperimentError, content_hash, load_experiment, locate,
-                                       select_instances)
-from harness.experiment.units import (EnrichmentOutcome, EnrichmentUnit, EvaluationUnit, GenerationUnit,
-                                      PrerequisiteTest, cache_root, run_enrichment, run_evaluation, run_generation)
-from harness.generate import GenerateOptions, append_prediction, drop_torn_line, safe_name
+from harness.experiment.config import (
+    Arm,
+    Experiment,
+    ExperimentError,
+    content_hash,
+    load_experiment,
+    locate,
+    select_instances,
+)
+from harness.experiment.units import (
+    EnrichmentOutcome,
+    EnrichmentUnit,
+    EvaluationUnit,
+    GenerationUnit,
+    PrerequisiteTest,
+    cache_root,
+    run_enrichment,
+    run_evaluation,
+    run_generation,
+)
+from harness.generate import GenerateOptions, append_prediction, drop_torn_line
 from harness.llm import Limits, ModelConfig
 from harness.prompts import available_paragraphs, prompt_dir
 
@@ -195,8 +211,8 @@ class Progress:
     def stage(self, name: str, total: int) -> None:
         if not self.enabled:
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
 
         from bench.cli import console
 
@@ -317,7 +333,7 @@ class ExperimentRunner:
                              "prompts": self._prompt_hash, "script": self.plan.provider_script_sha256,
                              "replicate": self.experiment.replicate, "version": harness.__version__, **parts})
 
-    def _run_arm(self, av: ArmView, executor) -> list[ConfigRecord]:  # noqa: ANN001
+    def _run_arm(self, av: ArmView, executor) -> list[ConfigRecord]:
         arm = av.arm
         gen_dir = self.run_dir / "generations" / av.name
         options = self._options(arm, av.view)
@@ -388,7 +404,7 @@ class ExperimentRunner:
         self.progress.advance()
 
     # -- enrichment
-    def _enrich(self, av: ArmView, ids: list[str], options: GenerateOptions, executor) -> dict[str, str]:  # noqa: ANN001
+    def _enrich(self, av: ArmView, ids: list[str], options: GenerateOptions, executor) -> dict[str, str]:
         path = self.run_dir / "generations" / av.name / "enrichment.jsonl"
         drop_torn_line(path)
         done = {}
@@ -427,11 +443,11 @@ class ExperimentRunner:
                              "timeout": evaluation.timeout, "bench": self._bench_hash})
 
     def _evaluate_candidates(self, av: ArmView, ids: list[str], candidates: dict[str, dict[int, Prediction]],
-                             executor) -> dict[int, dict[str, InstanceResult]]:  # noqa: ANN001
+                             executor) -> dict[int, dict[str, InstanceResult]]:
         cache = cache_root() / "evaluations"
         results: dict[int, dict[str, InstanceResult]] = {k: {} for k in range(1, av.arm.n + 1)}
         units: list[tuple[int, EvaluationUnit, dict[str, str]]] = []
-        for k in results:
+        for k in range(1, av.arm.n + 1):
             misses: dict[str, str] = {}
             for instance_id in ids:
                 prediction = candidates.get(instance_id, {}).get(k)
@@ -445,8 +461,10 @@ class ExperimentRunner:
                 preds = [candidates[i][k] for i in misses if k in candidates.get(i, {})]
                 digest = content_hash(sorted(misses.values()))[:16]
                 evaluation = self.experiment.evaluation
+                # on Ray a unit reserves one CPU: its evaluator must not fork one worker per core of the node
+                workers = evaluation.workers or (1 if self.executor_spec.startswith("ray") else 0)
                 units.append((k, EvaluationUnit(dataset_dir=self.plan.dataset_dir, predictions=preds,
-                                                instance_ids=list(misses), workers=evaluation.workers,
+                                                instance_ids=list(misses), workers=workers,
                                                 work_dir=str(self.run_dir / "evaluations" / av.name / f"c{k}-{digest}"),
                                                 mutants=evaluation.mutants, timeout=evaluation.timeout), misses))
         total = sum(len(u[2]) for u in units)
@@ -487,7 +505,7 @@ class ExperimentRunner:
         options = self._options(av.arm, av.view)
         if selector == "judge" and options.model is not None:
             model = Model(options.model, options.limits, ledger)
-        view_root = materialize(self.dataset, instance_id, av.view).root if selector in ("static", "judge") else None
+        view_root = materialize(self.dataset, instance_id, av.view).root if selector != "oracle" else None
         context = SelectionContext(instance=instance, features_dir=project.features_dir, view_root=view_root,
                                    model=model,
                                    results={k: r[instance_id] for k, r in results.items() if instance_id in r}
@@ -496,6 +514,8 @@ class ExperimentRunner:
         totals = ledger.totals()
         record = {"instance_id": instance_id, **selection.model_dump(mode="json"),
                   "cost_usd": totals["cost_usd"], "calls": totals["calls"]}
+        if selector == "judge" and "provider interrupted" in selection.reason:
+            return selection.chosen  # not journaled: a rerun asks the judge again instead of keeping the fallback
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
@@ -511,9 +531,10 @@ class ExperimentRunner:
 
         policy = load_policy(options.sandbox)
         isolated = policy.backend != "local"
-        base = dict(arm=arm.name, view=av.view, n=arm.n, agent=arm.agent, model=arm.model, reasoning=arm.reasoning,
-                    paragraphs=arm.paragraphs, sandbox=options.sandbox, isolated=isolated,
-                    strategies={"enrich": arm.enrich, "decompose": arm.decompose, "selectors": arm.selectors})
+        base: dict[str, Any] = {
+            "arm": arm.name, "view": av.view, "n": arm.n, "agent": arm.agent, "model": arm.model,
+            "reasoning": arm.reasoning, "paragraphs": arm.paragraphs, "sandbox": options.sandbox, "isolated": isolated,
+            "strategies": {"enrich": arm.enrich, "decompose": arm.decompose, "selectors": arm.selectors}}
         refusals = []
         if arm.decompose == "evaluator":
             refusals.append("decompose: evaluator — prerequisite verdicts came from the evaluator")
@@ -564,7 +585,10 @@ class ExperimentRunner:
                 if enrichment is not None:  # the clarified requirement was paid for once per instance
                     prediction = _with_extra_cost(prediction, *enrichment, label="enrichment_cost_usd")
                 lines.append(prediction.model_dump_json() + "\n")
-            rows.append(results[k][instance_id])
+                # the row carries what this configuration paid (all n candidates + selection), not one candidate
+                rows.append(results[k][instance_id].model_copy(update={"metadata": prediction.metadata}))
+            else:
+                rows.append(results[k][instance_id])
         (out / "config.json").write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
         _write_atomic(out / "predictions.jsonl", "".join(lines))
         _write_atomic(out / "results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))

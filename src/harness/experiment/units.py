@@ -170,7 +170,7 @@ def _ensure(path: Path) -> Path:
     return path
 
 
-def give_prerequisites(ds: Dataset, opened: InstanceSandbox, unit: GenerationUnit, policy) -> dict[str, Any]:  # noqa: ANN001
+def give_prerequisites(ds: Dataset, opened: InstanceSandbox, unit: GenerationUnit, policy) -> dict[str, Any]:
     """Which prerequisite tests pass, decided without the evaluator unless the arm opted into its feedback.
 
     ``sandbox``: each prerequisite's test runs alone in a separate sandbox on the view where the
