@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bench.formatting import num, pct, pp
 from bench.model import Outcome
 from bench.runs import ConfigData, RunsError
 from bench.stats import cluster_bootstrap, mcnemar_exact_one_sided, project_average, sign_flip_one_sided
@@ -228,20 +229,10 @@ def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def _pp(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:+.1f} pp"
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def _ci(interval: Interval, signed: bool = False) -> str:
-    fmt = _pp if signed else _pct
+    fmt = pp if signed else pct
     return f"{fmt(interval.value)} [{fmt(interval.ci_low)}, {fmt(interval.ci_high)}]"
 
 
@@ -269,15 +260,15 @@ def render_comparison_markdown(c: Comparison) -> str:
               "| significant |"),
               "|---|---|---|---|---|---|---|---|---|"]
     for t in c.continuous:
-        lines.append(f"| {LABELS[t.metric]} | {t.n} | {t.differing} | {_num(t.mean_a)} | {_num(t.mean_b)} | "
+        lines.append(f"| {LABELS[t.metric]} | {t.n} | {t.differing} | {num(t.mean_a)} | {num(t.mean_b)} | "
                      f"{'—' if t.mean_difference is None else f'{t.mean_difference:+.3f}'} | {_p(t.p_value)} | "
                      f"{_p(t.p_value_reverse)} | {'yes' if t.significant else 'no'} |")
     lines += ["", "## Per project", "",
               "| project | N | Pass@1 A | Pass@1 B | Pass B>A | Pass A>B | KC@1 A | KC@1 B | KC B>A | KC A>B |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for p in c.projects:
-        lines.append(f"| {p.project} | {p.n} | {_pct(p.pass_a)} | {_pct(p.pass_b)} | {p.pass_b_over_a} | "
-                     f"{p.pass_a_over_b} | {_pct(p.kc_a)} | {_pct(p.kc_b)} | {p.kc_b_over_a} | {p.kc_a_over_b} |")
+        lines.append(f"| {p.project} | {p.n} | {pct(p.pass_a)} | {pct(p.pass_b)} | {p.pass_b_over_a} | "
+                     f"{p.pass_a_over_b} | {pct(p.kc_a)} | {pct(p.kc_b)} | {p.kc_b_over_a} | {p.kc_a_over_b} |")
     lines += ["", (f"Bootstrap: {c.bootstrap['resamples']} resamples, seed {c.bootstrap['seed']}, "
               f"clusters = {c.bootstrap['cluster']}."), ""]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bench.formatting import num, pct, pp
 from bench.model import Outcome
 from bench.runs import ConfigData
 from bench.stats import cluster_bootstrap, project_average
@@ -262,16 +263,6 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
 
 
 # ----------------------------------------------------------------------------- formatting
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def _pp(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:+.1f} pp"
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def _money(value: float | None) -> str:
@@ -287,7 +278,7 @@ def _count(value: float | None) -> str:
 def _est(e: Estimate) -> str:
     if e.value is None:
         return "—"
-    return f"{_pct(e.value)} [{_pct(e.ci_low)}, {_pct(e.ci_high)}]"
+    return f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]"
 
 
 @dataclass
@@ -319,17 +310,17 @@ def _sections(report: Report) -> list[Section]:
               "\"KC part\" is the share of Pass@1 made of kill-complete passes.")],
         tables=[Table(["config", "N", "N_exec", "Pass@1 [95% CI]", "KC part", "other passes", "KC@1 [95% CI]",
                        "API F1", "coverage J", "mutant recall"],
-                      [[c.name, str(c.n), str(c.n_exec), _est(c.pass_at_1), _pct(c.kc_part_of_pass),
-                        _pct(None if c.pass_at_1.value is None or c.kc_part_of_pass is None
+                      [[c.name, str(c.n), str(c.n_exec), _est(c.pass_at_1), pct(c.kc_part_of_pass),
+                        pct(None if c.pass_at_1.value is None or c.kc_part_of_pass is None
                              else c.pass_at_1.value - c.kc_part_of_pass),
-                        _est(c.kill_complete_at_1), _num(c.api_f1), _num(c.coverage_jaccard), _num(c.mutant_recall)]
+                        _est(c.kill_complete_at_1), num(c.api_f1), num(c.coverage_jaccard), num(c.mutant_recall)]
                        for c in cs])],
         chart="pass"))
     sections.append(Section("KillComplete@1 with 95% CI", chart="kc"))
     sections.append(Section("Per project", tables=[Table(
         ["config", "project", "N", "N_exec", "Pass@1", "KC@1", "API F1", "coverage J", "mutant recall"],
-        [[c.name, p.project, str(p.n), str(p.n_exec), _pct(p.pass_at_1), _pct(p.kill_complete_at_1),
-          _num(p.api_f1), _num(p.coverage_jaccard), _num(p.mutant_recall)] for c in cs for p in c.projects],
+        [[c.name, p.project, str(p.n), str(p.n_exec), pct(p.pass_at_1), pct(p.kill_complete_at_1),
+          num(p.api_f1), num(p.coverage_jaccard), num(p.mutant_recall)] for c in cs for p in c.projects],
         numeric_from=2)]))
     sections.append(Section(
         "Outcome stages",
@@ -346,7 +337,7 @@ def _sections(report: Report) -> list[Section]:
         tables=[Table(["config", "cost known", "wall s", "LLM calls", "input tokens", "output tokens", "$ / generation",
                        "$ total", "$ / pass", "$ / KC pass"],
                       [[c.name, f"{c.efficiency.cost_known}/{c.efficiency.generations}",
-                        _num(c.efficiency.wall_seconds, 1), _count(c.efficiency.llm_calls),
+                        num(c.efficiency.wall_seconds, 1), _count(c.efficiency.llm_calls),
                         _count(c.efficiency.input_tokens), _count(c.efficiency.output_tokens),
                         _money(c.efficiency.cost_per_generation), _money(c.efficiency.cost_total),
                         _money(c.efficiency.cost_per_pass), _money(c.efficiency.cost_per_kill_complete)]
@@ -360,14 +351,14 @@ def _sections(report: Report) -> list[Section]:
         "Cost vs KillComplete@1", text=frontier_text,
         tables=[Table(["frontier config", "$ / generation", "KC@1", "Pass@1"],
                       [[n, _money(by_name[n].efficiency.cost_per_generation),
-                        _pct(by_name[n].kill_complete_at_1.value), _pct(by_name[n].pass_at_1.value)]
+                        pct(by_name[n].kill_complete_at_1.value), pct(by_name[n].pass_at_1.value)]
                        for n in report.frontier])] if report.frontier else [],
         chart="scatter"))
     if report.best_of_n:
         tables = [Table(["config", "pick", "candidates", "Pass@1", "Δ Pass vs single", "KC@1", "Δ KC vs single",
                          "$ / generation"],
-                        [[r.name, r.kind, str(r.candidates), _pct(r.pass_at_1), _pp(r.pass_delta_vs_single),
-                          _pct(r.kill_complete_at_1), _pp(r.kc_delta_vs_single), _money(r.cost_per_generation)]
+                        [[r.name, r.kind, str(r.candidates), pct(r.pass_at_1), pp(r.pass_delta_vs_single),
+                          pct(r.kill_complete_at_1), pp(r.kc_delta_vs_single), _money(r.cost_per_generation)]
                          for r in g.rows], numeric_from=2) for g in report.best_of_n]
         sections.append(Section(
             "Best-of-n vs single",
@@ -443,10 +434,10 @@ def _chart_pass(report: Report) -> str:
         kc = min(c.kc_part_of_pass or 0.0, total)
         body.append(f'<text x="{lw - 6}" y="{_f(y + 12)}" text-anchor="end" class="label">{_e(c.name)}</text>')
         body.append(f'<rect x="{lw}" y="{_f(y)}" width="{_f(bw * kc)}" height="16" fill="{KC_COLOR}">'
-                    f'<title>{_e(c.name)}: kill-complete passes {_pct(kc)}</title></rect>')
+                    f'<title>{_e(c.name)}: kill-complete passes {pct(kc)}</title></rect>')
         body.append(f'<rect x="{_f(lw + bw * kc)}" y="{_f(y)}" width="{_f(bw * (total - kc))}" height="16" '
-                    f'fill="{OTHER_PASS_COLOR}"><title>{_e(c.name)}: other passes {_pct(total - kc)}</title></rect>')
-        body.append(f'<text x="{_f(lw + bw * total + 4)}" y="{_f(y + 12)}" class="tick">{_pct(c.pass_at_1.value)}'
+                    f'fill="{OTHER_PASS_COLOR}"><title>{_e(c.name)}: other passes {pct(total - kc)}</title></rect>')
+        body.append(f'<text x="{_f(lw + bw * total + 4)}" y="{_f(y + 12)}" class="tick">{pct(c.pass_at_1.value)}'
                     f'</text>')
     return _svg(lw + bw + 60, height, body, "Pass@1 split into kill-complete and other passes")
 
@@ -540,7 +531,7 @@ def _chart_scatter(report: Report) -> str:
         body.append(f'<text x="{_f(sx(xv))}" y="{top + ph + 14}" text-anchor="middle" class="tick">'
                     f'${xv:,.{max(2, xdigits)}f}</text>')
         body.append(f'<line x1="{left}" y1="{_f(sy(yv))}" x2="{left + pw}" y2="{_f(sy(yv))}" class="grid"/>')
-        body.append(f'<text x="{left - 4}" y="{_f(sy(yv) + 4)}" text-anchor="end" class="tick">{_pct(yv)}</text>')
+        body.append(f'<text x="{left - 4}" y="{_f(sy(yv) + 4)}" text-anchor="end" class="tick">{pct(yv)}</text>')
     body.append(f'<text x="{left + pw / 2}" y="{top + ph + 32}" text-anchor="middle" class="label">'
                 f'cost per generation (USD)</text>')
     body.append(f'<text x="14" y="{top + ph / 2}" text-anchor="middle" class="label" '
@@ -561,7 +552,7 @@ def _chart_scatter(report: Report) -> str:
         x, y = sx(cost), sy(kc)  # type: ignore[arg-type]
         fill = "#d62728" if name in on_front else "#1f77b4"
         body.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="5" fill="{fill}"><title>{_e(name)}: '
-                    f'{_e(_money(cost))} per generation, KC@1 {_pct(kc)}</title></circle>')
+                    f'{_e(_money(cost))} per generation, KC@1 {pct(kc)}</title></circle>')
         label_y = _place(name, x + 7, y - 6, placed)
         body.append(f'<text x="{_f(x + 7)}" y="{_f(label_y)}" class="tick">{_e(name)}</text>')
     body.append(f'<text x="{left + pw + 12}" y="{top + 12}" class="tick"><tspan fill="#d62728">●</tspan> '
