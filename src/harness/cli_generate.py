@@ -38,6 +38,8 @@ def generate_command(
     max_calls: Annotated[int, typer.Option(help="Model calls per generation.", min=1)] = 200,
     max_seconds: Annotated[float, typer.Option(help="Wall clock per generation.", min=1)] = 3600.0,
     max_cost: Annotated[float | None, typer.Option(help="USD per generation.")] = None,
+    for_submission: Annotated[bool, typer.Option("--for-submission", help="Refuse agents that read the ground "
+                                                                         "truth (calibration agents).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run an agent on instances inside sandboxes and write RUN_DIR/predictions.jsonl.
@@ -65,7 +67,8 @@ def generate_command(
                              reasoning_effort=reasoning)
     options = GenerateOptions(agent=agent, model=config, view=view, sandbox=sandbox,  # type: ignore[arg-type]
                               limits=Limits(max_calls=max_calls, max_seconds=max_seconds, max_cost_usd=max_cost),
-                              paragraphs=list(paragraph or []), instances=list(instance) if instance else None)
+                              paragraphs=list(paragraph or []), instances=list(instance) if instance else None,
+                              for_submission=for_submission)
     progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
     try:
         records = generate(dataset, output, options, progress)
