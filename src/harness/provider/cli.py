@@ -66,7 +66,12 @@ def provider_serve(
         out.print(f"  request log:                       {log}", highlight=False, soft_wrap=True)
     out.print("Ctrl-C to stop.", highlight=False, soft_wrap=True)
     try:
-        threading.Event().wait()  # the server runs on its own thread; this one only waits for Ctrl-C
+        # The server runs on its own threads; this one only waits for Ctrl-C. It wakes up twice a second:
+        # the kernel may deliver SIGINT to a server thread, and a main thread parked in an untimed wait
+        # would then never run Python's handler (seen under load in CI).
+        idle = threading.Event()
+        while not idle.wait(0.5):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
