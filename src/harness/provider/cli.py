@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -50,6 +51,10 @@ def provider_serve(
 
       Codex: a model_provider with base_url "http://127.0.0.1:8765/v1" and wire_api "responses".
     """
+    # Ctrl-C must stop the server however it was launched: a parent may hand down SIGINT ignored (Python then
+    # never raises KeyboardInterrupt) or blocked; restore both before the server threads start (they inherit).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         provider = ScriptedProvider(load_script(script), port=port, log_path=log, host=host)
         provider.start()
