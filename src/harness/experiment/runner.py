@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +42,7 @@ from harness.experiment.units import (
     run_enrichment,
     run_evaluation,
     run_generation,
+    write_atomic,
 )
 from harness.generate import GenerateOptions, append_prediction, drop_torn_line
 from harness.llm import Limits, ModelConfig
@@ -476,7 +476,7 @@ class ExperimentRunner:
             for result in batch:
                 results[k][result.instance_id] = result
                 if result.outcome != Outcome.infrastructure_failure and self.experiment.cache:
-                    _write_atomic(cache / f"{misses[result.instance_id]}.json", result.model_dump_json())
+                    write_atomic(cache / f"{misses[result.instance_id]}.json", result.model_dump_json())
                 self.progress.evaluated += 1
                 self.progress.passes += result.outcome == Outcome.passed
                 self.progress.advance()
@@ -590,12 +590,12 @@ class ExperimentRunner:
             else:
                 rows.append(results[k][instance_id])
         (out / "config.json").write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        _write_atomic(out / "predictions.jsonl", "".join(lines))
-        _write_atomic(out / "results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
+        write_atomic(out / "predictions.jsonl", "".join(lines))
+        write_atomic(out / "results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
         digest = hashlib.sha256("".join(lines).encode()).hexdigest()
         summary = summarize_run(rows, dataset_name=self.dataset.card.name, predictions_sha256=digest)
         summary["config"] = record.name
-        _write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+        write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
         return record
 
     # -- report
@@ -674,13 +674,6 @@ def _with_extra_cost(prediction: Prediction, cost: float, calls: int, label: str
     return prediction.model_copy(update={"metadata": meta})
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _headline(run_dir: Path, record: ConfigRecord) -> dict[str, Any]:
     summary = json.loads((run_dir / "configs" / config_dir_name(record.name) / "summary.json").read_text())
     return {"config": record.name, "summary": summary}
@@ -689,11 +682,6 @@ def _headline(run_dir: Path, record: ConfigRecord) -> dict[str, Any]:
 def run_experiment(path: Path, run_dir: Path | None = None, executor: str | None = None,
                    progress: Progress | None = None) -> RunOutcome:
     experiment, plan, dataset = prepare(path)
-    _, text = load_experiment(path)
+    text = path.read_text(encoding="utf-8")  # prepare() validated it; the run keeps a verbatim copy
     run_dir = run_dir or Path("runs") / experiment.name
     return ExperimentRunner(experiment, plan, dataset, run_dir, executor, progress).run(text)
-
-
-def clean_work_dirs(run_dir: Path) -> None:
-    for work in (run_dir / "generations").glob("*/c*/work"):
-        shutil.rmtree(work, ignore_errors=True)

@@ -36,7 +36,8 @@ def _dataset(path: str) -> Dataset:
     return load_dataset(Path(path))
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never a torn write (a kill -9 mid-write included)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -87,7 +88,7 @@ def run_enrichment(unit: EnrichmentUnit) -> EnrichmentOutcome:
                                 surfaced=[f.path for f in context.surfaced[:10]],
                                 cost_usd=totals["cost_usd"], calls=totals["calls"])
     if unit.use_cache:
-        _atomic_write(cached, outcome.model_dump_json())
+        write_atomic(cached, outcome.model_dump_json())
     return outcome
 
 
@@ -231,7 +232,7 @@ def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
     work.mkdir(parents=True, exist_ok=True)
     predictions_path = work / "predictions.jsonl"
     if not predictions_path.is_file():
-        _atomic_write(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
+        write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
     options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
                               instances=unit.instance_ids, mutants=unit.mutants)
     evaluate(Path(unit.dataset_dir), predictions_path, work / "run", options)
