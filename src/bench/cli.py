@@ -129,6 +129,10 @@ def evaluate_command(
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",
+    replays: Annotated[int, typer.Option(help="Fresh-process replays of each KillComplete claim's kills "
+                                              "(plus one clean replay); 0 turns the replays off.", min=0)] = 5,
+    seed: Annotated[int | None, typer.Option(help="Seed of the verdict runs' random order (default: fresh "
+                                                  "randomness, so a test cannot learn the order).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Score generated test implementations: stage outcome, API-call F1, coverage Jaccard,
@@ -150,7 +154,8 @@ def evaluate_command(
 
     if isolation not in ("auto", "bwrap", "none"):
         raise fail(f"--isolation must be auto, bwrap or none, not {isolation!r}")
-    options = EvaluateOptions(timeout=timeout, instances=instance or None, resamples=resamples, isolation=isolation)
+    options = EvaluateOptions(timeout=timeout, instances=instance or None, resamples=resamples, isolation=isolation,
+                              replays=replays, seed=seed)
     if workers:
         options.workers = workers
     progress = RichProgress(enabled=not quiet and sys.stderr.isatty())

@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import threading
-from dataclasses import dataclass, field, replace
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -26,20 +27,13 @@ from pydantic import ValidationError
 
 from bench.build.closure import TestSide
 from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.frameworks.outcomes import classify_run
-from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
+from bench.evalspace import build_base
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import GoldTest, Instance, InstanceResult, Outcome, Prediction
-from bench.mutation.executor import (
-    SessionOutcome,
-    collect_session,
-    fallback_jobs,
-    load_manifest,
-    resolve_fallbacks,
-    session_request,
-)
+from bench.mutation.executor import load_manifest
 from bench.production_index import ProductionIndex
 from bench.summary import summarize_run
+from bench.verdict import Judgement, VerdictOptions, judge
 
 RUNNER_CONFIG_FILES = frozenset({"behave.ini", ".behaverc", "setup.cfg", "tox.ini", "pyproject.toml"})
 
@@ -56,6 +50,8 @@ class EvaluateOptions:
     resamples: int = 2000
     mutants: bool = True
     isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
+    replays: int = 5  # fresh-process replays confirming each KillComplete claim (0: none)
+    seed: int | None = None  # run order of verdict runs; None: fresh randomness per evaluation
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -96,21 +92,29 @@ class TestArea:
     features_dir: str
     infrastructure_py: frozenset[str]
     protected: frozenset[str]  # existing non-Python files of the features tree (fixtures, features)
+    directories: frozenset[str] = frozenset()  # existing directories of the features tree
 
     @classmethod
     def of(cls, snapshot: Path, features_dir: str) -> TestArea:
         side = TestSide.scan(snapshot, features_dir)
-        protected = frozenset(p.relative_to(snapshot).as_posix() for p in (snapshot / features_dir).rglob("*")
+        entries = list((snapshot / features_dir).rglob("*"))
+        protected = frozenset(p.relative_to(snapshot).as_posix() for p in entries
                               if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
-        return cls(features_dir, side.infrastructure_py, protected)
+        directories = frozenset(p.relative_to(snapshot).as_posix() for p in entries if p.is_dir())
+        return cls(features_dir, side.infrastructure_py, protected, directories)
 
     def rejections(self, files: dict[str, str]) -> list[str]:
-        reasons = []
+        """Why the submission's files cannot be laid out as a test (empty: they can)."""
+        reasons = self._layout_rejections(files)
         base = PurePosixPath(self.features_dir)
         for raw in files:
             path = PurePosixPath(raw)
-            if path.is_absolute() or ".." in path.parts or raw != path.as_posix():
+            if any(ord(c) < 32 or ord(c) == 127 for c in raw) or not _encodable(raw):
+                reasons.append(f"{raw!r}: a control character or undecodable name in a path")
+            elif path.is_absolute() or ".." in path.parts or raw != path.as_posix() or raw in ("", "."):
                 reasons.append(f"{raw}: not a plain relative path")
+            elif raw in self.directories:
+                reasons.append(f"{raw}: a directory of the project, not a file")
             elif base not in path.parents:
                 kind = "runner configuration" if path.name in RUNNER_CONFIG_FILES else "outside the test area"
                 reasons.append(f"{raw}: {kind} (only files under {self.features_dir}/ are test code)")
@@ -122,34 +126,42 @@ class TestArea:
                 reasons.append(f"{raw}: shared fixture/test data cannot be replaced")
             elif "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
                 reasons.append(f"{raw}: bytecode is not test code")
+            elif len(raw.encode("utf-8")) > MAX_PATH_BYTES or any(len(p.encode()) > 255 for p in path.parts):
+                reasons.append(f"{raw[:80]}…: path too long")
+        return reasons
+
+    @staticmethod
+    def _layout_rejections(files: dict[str, str]) -> list[str]:
+        reasons = []
+        if len(files) > MAX_FILES:
+            reasons.append(f"{len(files)} files (at most {MAX_FILES})")
+        names = set(files)
+        for raw, content in files.items():
+            for parent in PurePosixPath(raw).parents:
+                if parent.as_posix() in names:
+                    reasons.append(f"{raw}: its directory {parent.as_posix()} is also submitted as a file")
+                    break
+            if not _encodable(content):
+                reasons.append(f"{raw}: content is not valid UTF-8 text (e.g. a lone surrogate)")
+            elif len(content.encode("utf-8")) > MAX_FILE_BYTES:
+                reasons.append(f"{raw}: larger than {MAX_FILE_BYTES >> 20} MiB")
         return reasons
 
 
+MAX_FILES = 200
+MAX_FILE_BYTES = 1 << 20
+MAX_PATH_BYTES = 1024
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------- ladder
-def outcome_of(reply: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
-    if "clean" not in reply:
-        return Outcome.infrastructure_failure, f"evaluation session {reply.get('exit', 'failed')}: " \
-                                               f"{str(reply.get('error', ''))[:300]}"
-    clean = reply["clean"]
-    if clean.get("exit") == "worker_error":
-        return Outcome.infrastructure_failure, str(clean.get("error", ""))[:300]
-    if clean.get("load_error"):
-        text = clean["load_error"]
-        if "AmbiguousStep" in text:
-            return Outcome.binding_failure, text.strip().splitlines()[0][:300]
-        return Outcome.build_failure, text.strip().splitlines()[0][:300]
-    if reply.get("unbound"):
-        return Outcome.binding_failure, f"undefined step: {reply['unbound'][0]}"
-    verdict = classify_run(clean, expected_units)
-    if verdict.passed:
-        return Outcome.passed, ""
-    if verdict.reason in ("step_undefined", "step_pending"):
-        return Outcome.binding_failure, f"{verdict.reason}: {verdict.detail}"
-    if verdict.reason == "assertion_failed":
-        return Outcome.assertion_failure, verdict.detail
-    return Outcome.execution_failure, f"{verdict.reason}: {verdict.detail}"
-
-
 # ----------------------------------------------------------------------------- metrics
 def f1(generated: set[str], truth: set[str]) -> float:
     if not generated and not truth:
@@ -206,12 +218,27 @@ class Journal:
                     fh.writelines(r.model_dump_json() + "\n" for r in self.done.values())
 
     def append(self, result: InstanceResult) -> None:
+        try:
+            line = result.model_dump_json()
+        except ValueError:  # text a test produced (lone surrogates) must not stop the journal
+            result = InstanceResult.model_validate(_clean_text(result.model_dump(mode="python")))
+            line = result.model_dump_json()
         with self.lock:
             with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(result.model_dump_json() + "\n")
+                fh.write(line + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             self.done[result.instance_id] = result
+
+
+def _clean_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_clean_text(k): _clean_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_text(v) for v in value]
+    return value
 
 
 def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
@@ -281,83 +308,60 @@ def _card_sha(root: Path) -> str:
 def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions: dict[str, Prediction],
                         problems: dict[str, str], todo: list[Instance], journal: Journal,
                         options: EvaluateOptions, progress: Any) -> None:
+    """Judge every instance in its own sandboxes; ``options.workers`` instances at a time.
+
+    One prediction never aborts the run: whatever goes wrong while judging it becomes
+    that instance's result (bench.verdict attributes lost workers), and a bug of the
+    evaluator itself is recorded as an infrastructure failure with its reason."""
     by_project: dict[str, list[Instance]] = {}
     for inst in todo:
         by_project.setdefault(inst.project, []).append(inst)
     if progress is not None:
         progress.stage("evaluating", len(todo))
-    for project_name, instances in by_project.items():
-        project = next(p for p in dataset.card.projects if p.name == project_name)
-        snapshot = dataset.root / project.snapshot
-        area = TestArea.of(snapshot, project.features_dir)
-        index = ProductionIndex(snapshot, project.production)
-        manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
-        runnable: list[tuple[Instance, Prediction, dict[str, Any]]] = []
-        for inst in instances:
-            result = _precheck(inst, predictions.get(inst.id), problems.get(inst.id), area)
-            if result is not None:
-                journal.append(result)
-                if progress is not None:
-                    progress.advance()
+    verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants, replays=options.replays,
+                                     isolation=options.isolation, seed=options.seed)
+    with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
+        for project_name, instances in by_project.items():
+            project = next(p for p in dataset.card.projects if p.name == project_name)
+            snapshot = dataset.root / project.snapshot
+            area = TestArea.of(snapshot, project.features_dir)
+            index = ProductionIndex(snapshot, project.production)
+            manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
+            runnable: list[tuple[Instance, Prediction]] = []
+            for inst in instances:
+                result = _precheck(inst, predictions.get(inst.id), problems.get(inst.id), area)
+                if result is not None:
+                    journal.append(result)
+                    if progress is not None:
+                        progress.advance()
+                    continue
+                runnable.append((inst, predictions[inst.id]))
+            if not runnable:
                 continue
-            prediction = predictions[inst.id]
-            mutants = [manifest[k] for k in gold[inst.id].kills if k in manifest]
-            workspace = {"key": "pred-" + _files_digest(prediction.files), "keep_py": sorted(area.infrastructure_py),
-                         "files": prediction.files}
-            request = session_request(inst.requirement.feature_file, inst.requirement.run_lines, mutants,
-                                      workspace=workspace, timeout=options.timeout)
-            runnable.append((inst, prediction, request))
-        if not runnable:
-            continue
-        with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
-            roots = [Path(tmp) / f"slot{i}" for i in range(options.workers)]
-            for root in roots:
-                shutil.copytree(snapshot, root, symlinks=True)
-            spec = WorkerSpec(root=roots[0], features_dir=project.features_dir, python_path=project.python_path,
-                              production=project.production,
-                              import_packages=sorted({Path(p).name.removesuffix(".py") for p in project.production}),
-                              preload=False, isolation=options.isolation)
+            gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
+            base = build_base(snapshot, Path(tmp) / f"base-{_safe(project_name)}", project.features_dir,
+                              project.python_path, project.production, area.infrastructure_py, gold_files)
 
-            packages = list(spec.import_packages)
-
-            def finish(position: int, reply: dict[str, Any], slot: int) -> None:
-                # Each instance is scored and journaled as soon as it is done, so a killed run
-                # loses only what is in flight; its import-time mutants go to this slot's
-                # import worker (production not imported) right away.
-                inst, prediction, request = runnable[position]
-                outcome = collect_session(reply)
-                jobs = fallback_jobs(inst.id, outcome, manifest, inst.requirement.feature_file,
-                                     inst.requirement.run_lines, request["workspace"])
-                if jobs:
-                    resolve_fallbacks(_SlotPool(import_pool, slot), jobs, packages)
-                journal.append(_score(inst, prediction, reply, outcome, gold[inst.id], index))
+            def one(item: tuple[Instance, Prediction]) -> None:
+                inst, prediction = item
+                started = time.monotonic()
+                try:
+                    judgement = judge(inst, prediction, gold[inst.id], manifest, base, Path(tmp), verdict_options)
+                except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
+                    judgement = Judgement(Outcome.infrastructure_failure,
+                                          f"evaluator error: {type(exc).__name__}: {exc}"[:300])
+                journal.append(_score(inst, prediction, judgement, gold[inst.id], index,
+                                      time.monotonic() - started))
                 if progress is not None:
                     progress.advance()
 
-            try:
-                with WorkerPool(spec, roots) as pool, WorkerPool(replace(spec, import_packages=[]), roots) as import_pool:
-                    pool.map([r for _, _, r in runnable], on_result_in_slot=finish)
-            except WorkerError as exc:
-                raise EvaluationError(f"the behave worker failed: {exc}; finished instances are kept, "
-                                      f"rerun the same command to resume") from exc
+            with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+                for future in [pool.submit(one, item) for item in runnable]:
+                    future.result()
 
 
-class _SlotPool:
-    """One worker of a pool, with the pool's ``map`` interface (used from that slot's thread)."""
-
-    def __init__(self, pool: WorkerPool, slot: int) -> None:
-        self.pool = pool
-        self.slot = slot
-
-    def map(self, requests: list[dict[str, Any]], on_result: Any = None) -> list[dict[str, Any]]:
-        return [self.pool._call_with_restart(self.slot, request) for request in requests]
-
-
-def _files_digest(files: dict[str, str]) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
-    return digest.hexdigest()[:20]
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest | None = None,
@@ -378,33 +382,33 @@ def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None
         return _empty_result(inst, Outcome.generation_failure, problem)
     if prediction is None:
         return _empty_result(inst, Outcome.generation_failure, "no prediction for this instance")
+    rejected = area.rejections(prediction.files)
+    if rejected:
+        return _empty_result(inst, Outcome.generation_failure, "invalid submission: " + rejected[0],
+                             rejected_paths=rejected[:50], metadata=prediction.metadata)
     if not any(path.endswith(".py") and content.strip() for path, content in prediction.files.items()):
         return _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty .py file)",
                              metadata=prediction.metadata)
-    rejected = area.rejections(prediction.files)
-    if rejected:
-        return _empty_result(inst, Outcome.generation_failure, "rejected: " + rejected[0],
-                             rejected_paths=rejected, metadata=prediction.metadata)
     return None
 
 
-def _score(inst: Instance, prediction: Prediction, reply: dict[str, Any], session: SessionOutcome,
-           gold: GoldTest, index: ProductionIndex) -> InstanceResult:
-    outcome, detail = outcome_of(reply, len(inst.requirement.run_lines))
-    clean = reply.get("clean", {})
-    trace = clean.get("trace", {})
+def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest, index: ProductionIndex,
+           seconds: float) -> InstanceResult:
+    extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation}
+    if judgement.outcome is not Outcome.passed:
+        result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata, **extra)
+        return result.model_copy(update={"evaluation_seconds": round(seconds, 3)})
+    trace = judgement.trace
     truth_kills = set(gold.kills)
-    seconds = round(float(reply.get("elapsed", 0.0)), 3)
-    if outcome is not Outcome.passed:
-        result = _empty_result(inst, outcome, detail, gold, metadata=prediction.metadata)
-        return result.model_copy(update={"evaluation_seconds": seconds})
     api = generated_api(trace, index)
-    # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it.
-    found = {k for k, v in session.verdicts.items() if v in ("killed", "timeout", "infra_no_step")}
+    # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it;
+    # the verdict process counted only detections that reproduced.
+    found = judgement.kills
     mut_recall = recall(found, truth_kills)
     return InstanceResult(
         instance_id=inst.id, project=inst.project, feature_file=inst.requirement.feature_file,
-        outcome=outcome, detail=detail, ground_truth_kills=len(truth_kills), metadata=prediction.metadata,
+        outcome=judgement.outcome, detail=judgement.detail, ground_truth_kills=len(truth_kills),
+        metadata=prediction.metadata,
         api_f1=f1(api, set(gold.api_calls)) if gold.api_calls else None,
         coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines)),
         mutant_recall=mut_recall,
@@ -413,8 +417,9 @@ def _score(inst: Instance, prediction: Prediction, reply: dict[str, Any], sessio
         assertion_dependent_recall=recall(found, set(gold.assertion_dependent)),
         hidden_recall=recall(found, set(gold.hidden_kills)),
         generated_kills=len(found & truth_kills),
-        mutant_timeouts=sum(1 for v in session.verdicts.values() if v == "timeout"),
-        fresh_fallbacks=session.fallbacks,
+        mutant_timeouts=judgement.timeouts,
+        fresh_fallbacks=judgement.fresh_runs,
         generated_api_calls=sorted(api),
-        evaluation_seconds=seconds,
+        evaluation_seconds=round(seconds, 3),
+        **extra,
     )

@@ -5,7 +5,9 @@ agent wrote); the agent sandboxes in ``harness`` build on it. The recipe follows
 facts measured here (DESIGN.md "Sandbox"): bind only what is needed — never ``/`` (that
 would expose /var/run/docker.sock) — tmpfs over /tmp and /run, an unprivileged uid in a
 user namespace with no capabilities, every namespace unshared (so no network at all), and
-the sandbox dies with its parent.
+the sandbox dies with its parent. ``/etc`` is never the host's: a minimal one
+(``bench.minimal_etc``) replaces it, since the sandbox's uid maps to host root when bwrap runs
+as root and every root-owned file bound in (``/etc/shadow``) would be readable.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from bench.minimal_etc import bwrap_etc_args
+
 IsolationMode = Literal["auto", "bwrap", "none"]
 
-SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
+# bound read-only at their own paths; /etc comes from bench.minimal_etc instead
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 NOBODY = 65534
 
 
@@ -71,6 +76,7 @@ def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Pa
             "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session"]
     for directory in SYSTEM_DIRS:
         args += ["--ro-bind-try", directory, directory]
+    args += bwrap_etc_args()
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     for directory in python_dirs():
         args += ["--ro-bind", str(directory), str(directory)]

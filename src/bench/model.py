@@ -320,6 +320,12 @@ class Outcome(str, Enum):
     execution_failure = "execution_failure"
     assertion_failure = "assertion_failure"
     passed = "pass"
+    # The prediction interfered with its own evaluation (runner internals, introspection,
+    # signals, writes outside the workspace): not passing, counted in N_exec.
+    tampering = "tampering"
+    # The prediction's claims disagree with each other (a clean run failed, a kill did not
+    # reproduce, a fresh-process replay disagrees with the warm runs): not passing, in N_exec.
+    unstable = "unstable"
     infrastructure_failure = "infrastructure_failure"  # recorded apart, excluded from N_exec
 
 
@@ -344,6 +350,10 @@ class InstanceResult(BaseModel):
     fresh_fallbacks: int = 0
     generated_api_calls: list[str] = Field(default_factory=list)
     rejected_paths: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list,
+                                description="tamper findings or disagreeing claims behind tampering/unstable")
+    confirmation: dict[str, Any] = Field(default_factory=dict,
+                                         description="clean runs, reproduced kills, fresh-process replays")
     evaluation_seconds: float
     metadata: GenerationMetadata = Field(default_factory=GenerationMetadata)
 

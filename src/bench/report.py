@@ -30,7 +30,7 @@ INFRA = Outcome.infrastructure_failure.value
 STAGES = [o.value for o in Outcome]  # the ladder in order, infrastructure last
 STAGE_COLORS = {"generation_failure": "#7f7f7f", "build_failure": "#d62728", "binding_failure": "#ff7f0e",
                 "execution_failure": "#bcbd22", "assertion_failure": "#9467bd", "pass": "#2ca02c",
-                "infrastructure_failure": "#c7c7c7"}
+                "tampering": "#8c564b", "unstable": "#e377c2", "infrastructure_failure": "#c7c7c7"}
 KC_COLOR, OTHER_PASS_COLOR = "#1b7837", "#a6dba0"
 
 

@@ -131,5 +131,6 @@ def report_command(
     except OSError as exc:
         raise fail(f"{target}: cannot write the report ({exc.strerror})") from None
     console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}", highlight=False)
-    out.print(str(md), highlight=False)
-    out.print(str(page), highlight=False)
+    # paths are for scripts: never wrapped at the terminal's width
+    out.print(str(md), highlight=False, soft_wrap=True)
+    out.print(str(page), highlight=False, soft_wrap=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.server
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.isolation import bwrap_path
+from bench.isolation import bwrap_path, wrap
 from harness.runtime import Runtime
 from harness.sandbox.base import SandboxPolicy
 from harness.sandbox.bwrap_backend import BwrapSandbox
@@ -137,14 +139,96 @@ def test_fork_bomb_is_capped(tmp_path: Path) -> None:
             "        time.sleep(30); os._exit(0)\n"
             "    made += 1\n")
     with _sandbox(tmp_path, pids_limit=40) as sandbox:
-        if sandbox.pids is None or not sandbox.pids.active:
-            pytest.skip(sandbox.pids.reason if sandbox.pids else "no pids limit")
+        if sandbox.cgroup is None or not sandbox.cgroup.limited("pids"):
+            pytest.skip(sandbox.cgroup.reasons.get("pids", "") if sandbox.cgroup else "no pids limit")
         started = time.monotonic()
         result = _py(sandbox, bomb, timeout=20)
         assert "refused after" in result.stdout, result
         made = int(result.stdout.split("refused after")[1].split()[0])
         assert made < 40 and "Resource temporarily unavailable" in result.stdout
         assert time.monotonic() - started < 20
-        assert sandbox.pids.peak_refused() >= 1
+        assert sandbox.cgroup.peak_refused() >= 1
         # the sandbox is still usable afterwards
         assert sandbox.exec(["/bin/true"]).exit_code == 0
+
+
+# host files that must not be visible inside: each identifies the host or is a secret, and the
+# sandbox's uid maps to host root, so a bound root-only file would be readable
+HOST_ONLY = ["/etc/shadow", "/etc/gshadow", "/etc/hostname", "/etc/machine-id", "/etc/gitconfig", "/etc/ssl/private",
+             "/etc/sudoers", "/etc/pip.conf", "/etc/npmrc"]
+WHO = ("import getpass, os, pwd; "
+       "print(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name, pwd.getpwnam('root').pw_uid)")
+
+
+def test_etc_is_minimal_and_tools_still_run(tmp_path: Path) -> None:
+    with _sandbox(tmp_path) as sandbox:
+        probe = sandbox.exec(["/bin/sh", "-c", "for f in " + " ".join(HOST_ONLY) + "; do ls -d $f; done"])
+        assert probe.stderr.count("No such file or directory") == len(HOST_ONLY), probe.stderr
+        users = sandbox.exec(["/bin/cat", "/etc/passwd", "/etc/group"]).stdout
+        assert [line.split(":")[0] for line in users.splitlines()] == ["root", "nobody", "root", "nogroup"]
+        # the sandbox's own user still resolves, and /etc cannot be written
+        who = _py(sandbox, WHO)
+        assert who.stdout.split() == ["nobody", "nobody", "0"], who
+        write = sandbox.exec(["/bin/sh", "-c", "echo x > /etc/ld.so.preload"])
+        assert write.exit_code != 0 and "Read-only file system" in write.stderr
+        # interpreters and tools start: the runtime's python, the system's, git, node
+        system_python = sandbox.exec(["/usr/bin/python3", "-c", WHO])
+        assert system_python.exit_code == 0 and system_python.stdout.split()[0] == "nobody", system_python
+        # git derives its ident from passwd + hosts; awk is a Debian alternative (/etc/alternatives)
+        tools = sandbox.exec(["/bin/sh", "-c", "cd /tmp && git init -q r && cd r && git commit -q --allow-empty -m m "
+                                               "&& git log --format=%ae && awk 'BEGIN { print 42 }'"])
+        assert tools.exit_code == 0, tools.stderr
+        assert tools.stdout.split() == ["nobody@sandbox.localdomain", "42"]
+        if shutil.which("node"):
+            node = sandbox.exec(["node", "-e", "const os = require('os'); console.log(os.userInfo().username, "
+                                               "require('tls').rootCertificates.length > 0)"])
+            assert node.exit_code == 0 and node.stdout.split() == ["nobody", "true"], node
+        # CA certificates for TLS to the provider through the proxy
+        ca = _py(sandbox, "import ssl; print(ssl.create_default_context().cert_store_stats()['x509_ca'] > 0)")
+        assert ca.stdout.strip() == "True", ca
+
+
+def test_evaluator_sandbox_has_the_minimal_etc_too(tmp_path: Path) -> None:
+    """``bench.isolation.wrap`` (the evaluator's recipe) binds the same minimal /etc."""
+    probe = f"import os; print(*[os.path.exists(p) for p in {HOST_ONLY!r}])\n{WHO}"
+    command = wrap([sys.executable, "-c", probe], writable=[tmp_path], readonly=[], cwd=tmp_path)
+    assert "/etc" not in [command[i + 1] for i, arg in enumerate(command) if arg.startswith("--ro-bind")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["False"] * len(HOST_ONLY)
+    assert lines[1].split() == ["nobody", "nobody", "0"]
+
+
+HOG = "import sys; data = b'x' * (int(sys.argv[1]) << 20); print('allocated', len(data) >> 20)"
+
+
+def test_memory_limit_kills_a_hog_and_the_report_says_so(tmp_path: Path) -> None:
+    with _sandbox(tmp_path, memory_mb=200) as sandbox:
+        if sandbox.cgroup is None or not sandbox.cgroup.limited("memory"):
+            pytest.skip(sandbox.cgroup.reasons.get("memory", "") if sandbox.cgroup else "no cgroup")
+        fine = sandbox.exec([sys.executable, "-c", HOG, "50"], timeout=60)
+        assert fine.exit_code == 0 and fine.stdout.strip() == "allocated 50" and not fine.oom_killed, fine
+        hog = sandbox.exec([sys.executable, "-c", HOG, "1024"], timeout=60)
+        # malloc does not fail under a cgroup limit: the kernel's OOM killer sends SIGKILL (bwrap: 137)
+        assert hog.exit_code == 137 and "allocated" not in hog.stdout and hog.oom_killed, hog
+        assert sandbox.exec(["/bin/true"]).exit_code == 0  # still usable afterwards
+        report = sandbox.close()
+    assert report.oom_kills == 1
+    assert any(note.startswith("out of memory:") and "200 MiB" in note for note in report.notes), report.notes
+
+
+def test_links_an_agent_plants_are_not_collected(tmp_path: Path) -> None:
+    """End to end: inside, the agent links its 'test' to host paths (which do not even exist in
+    the sandbox); the diff on the host side must not follow them."""
+    with _sandbox(tmp_path) as sandbox:
+        plant = sandbox.exec(["/bin/sh", "-c", "mkdir -p features/steps && cd features/steps "
+                                               "&& ln -s /etc/shadow shadow_steps.py && ln -s / root "
+                                               "&& mkfifo pipe_steps.py && echo 'x = 1' > real_steps.py"])
+        assert plant.exit_code == 0, plant.stderr
+        diff = sandbox.diff()
+    assert diff.test_files == {"features/steps/real_steps.py": "x = 1\n"}
+    assert diff.discarded == {
+        "features/steps/shadow_steps.py": "symbolic link: not collected (links are never followed)",
+        "features/steps/root": "symbolic link: not collected (links are never followed)",
+        "features/steps/pipe_steps.py": "not a regular file (fifo): not collected"}

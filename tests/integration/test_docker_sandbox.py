@@ -107,6 +107,19 @@ def test_read_only_system_and_unprivileged(sandbox: DockerSandbox) -> None:
     assert "CapEff:\t0000000000000000" in sandbox.exec("cat /proc/self/status").stdout
 
 
+def test_etc_is_the_minimal_one(sandbox: DockerSandbox) -> None:
+    """The same /etc as bubblewrap (bench.minimal_etc): no shadow, no machine-id, no host users;
+    the sandbox's user still resolves."""
+    hidden = ["/etc/shadow", "/etc/gshadow", "/etc/machine-id", "/etc/gitconfig", "/etc/ssl/private", "/etc/sudoers"]
+    probe = sandbox.exec(["/bin/sh", "-c", "for f in " + " ".join(hidden) + "; do ls -d $f; done"])
+    assert probe.stderr.count("No such file or directory") == len(hidden), probe.stderr
+    users = sandbox.exec(["cat", "/etc/passwd"]).stdout
+    assert [line.split(":")[0] for line in users.splitlines()] == ["root", "nobody"]
+    who = sandbox.exec([PY, "-c", "import getpass, os, pwd; "
+                                  "print(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name)"])
+    assert who.stdout.split() == ["nobody", "nobody"], who
+
+
 def test_unbound_host_paths_invisible(sandbox: DockerSandbox, tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.mkdir()

@@ -58,20 +58,22 @@ CASES = {
                                          "    raise StepNotImplementedError('todo')")}, "binding_failure"),
     "error": ({STEPS: _variant(when_body="    context.calc.subtract(n)")}, "execution_failure"),
     "assertion": ({STEPS: _variant(then_body="    assert context.calc.total == n + 1")}, "assertion_failure"),
-    "os_exit": ({STEPS: _variant(then_body="    import os; os._exit(0)")}, "execution_failure"),
+    # leaving the process behind the runner's back is flagged too (bench.guard)
+    "os_exit": ({STEPS: _variant(then_body="    import os; os._exit(0)")}, "tampering"),
     "sys_exit": ({STEPS: _variant(then_body="    import sys; sys.exit(0)")}, "execution_failure"),
+    # signals are flagged by the tamper screens (bench.guard), even to the test's own process
     "kill_self": ({STEPS: _variant(then_body="    import os, signal; os.kill(os.getpid(), signal.SIGKILL)")},
-                  "execution_failure"),
+                  "tampering"),
     "loop": ({STEPS: _variant(then_body="    while True:\n        pass")}, "execution_failure"),
     "empty": ({STEPS: "   \n"}, "generation_failure"),
     "production_edit": ({STEPS: GOOD, "src/minicalc/core.py": "X = 1\n"}, "generation_failure"),
     "hook_edit": ({STEPS: GOOD, "features/environment.py": "\n"}, "generation_failure"),
     "feature_edit": ({STEPS: GOOD, "features/calc.feature": "Feature: x\n"}, "generation_failure"),
     "escape": ({"features/../setup.py": GOOD}, "generation_failure"),
-    # under bubblewrap: production is read-only and there is no network
+    # a write into production is flagged by the audit hook (and is read-only under bubblewrap anyway)
     "write_production": ({STEPS: _variant(then_body="    import pathlib, minicalc.core\n"
                                                     "    pathlib.Path(minicalc.core.__file__).write_text('X = 1')")},
-                         "execution_failure"),
+                         "tampering"),
     "network": ({STEPS: _variant(then_body="    import socket\n"
                                            "    socket.create_connection(('1.1.1.1', 53), timeout=3)")},
                 "execution_failure"),
@@ -104,7 +106,7 @@ def test_every_rung_of_the_ladder(ladder: dict[str, dict], case: str) -> None:
 def test_isolation_blocks_production_writes_and_network(ladder: dict[str, dict]) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed: the evaluator runs without isolation")
-    assert "Read-only file system" in ladder["write_production"]["detail"]
+    assert "write" in ladder["write_production"]["detail"], ladder["write_production"]["detail"]
     assert "Network is unreachable" in ladder["network"]["detail"] or "Errno" in ladder["network"]["detail"]
 
 
@@ -124,7 +126,7 @@ def test_adequacy_separates_strong_from_weak(ladder: dict[str, dict], mini_datas
     assert not weak["kill_complete"] and weak["mutant_recall"] < 1.0
     # ground truth calls Calculator.__init__, add and Receipt.__init__; this test the first two: 2*2/(2+3)
     assert strong["api_f1"] == pytest.approx(0.8)
-    for failing in ("assertion", "binding", "os_exit"):
+    for failing in ("assertion", "binding", "sys_exit"):
         assert ladder[failing]["mutant_recall"] == 0.0 and ladder[failing]["coverage_jaccard"] == 0.0
 
 

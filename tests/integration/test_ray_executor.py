@@ -248,7 +248,7 @@ def test_evaluation_as_ray_tasks_matches_local(ray_executor: RayExecutor, tiny_d
 
     remote = ray_executor.map(evaluate_job, jobs("ray"))
     local = LocalExecutor(workers=2).map(evaluate_job, jobs("local"))
-    ignore = {"evaluation_seconds"}
+    ignore = {"evaluation_seconds", "confirmation"}  # phase timings differ run to run
     assert [r.model_dump(exclude=ignore) for r in remote] == [r.model_dump(exclude=ignore) for r in local]
     assert [r.instance_id for r in remote] == ids
     assert all(r.outcome.value == "pass" and r.coverage_jaccard > 0 for r in remote), remote

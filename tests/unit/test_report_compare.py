@@ -198,7 +198,7 @@ def test_report_values_frontier_and_best_of_n(run: Path) -> None:
     assert base.mutant_recall == pytest.approx((1.5 / 8 + 1.0) / 2)
     assert base.outcomes == {"generation_failure": 1, "build_failure": 1, "binding_failure": 0,
                              "execution_failure": 0, "assertion_failure": 4, "pass": 3,
-                             "infrastructure_failure": 1}
+                             "tampering": 0, "unstable": 0, "infrastructure_failure": 1}
     assert [(p.project, p.n, p.n_exec, p.pass_at_1) for p in base.projects] == [("p", 8, 8, 0.25), ("q", 2, 1, 1.0)]
     eff = base.efficiency
     assert (eff.cost_known, eff.generations, eff.source) == (10, 10, "predictions")
@@ -219,7 +219,7 @@ def test_report_values_frontier_and_best_of_n(run: Path) -> None:
 
     md = render_markdown(report)
     assert "| base@th | 10 | 9 | 62.5% [" in md
-    assert "| base@th | 1 | 1 | 0 | 0 | 4 | 3 | 1 |" in md  # outcome stages
+    assert "| base@th | 1 | 1 | 0 | 0 | 4 | 3 | 0 | 0 | 1 |" in md  # outcome stages (tampering, unstable: 0)
     assert "| base@th | 10/10 | 30.0 | 4.0 | 1,000 | 200 | $0.1000 | $1.0000 | $0.3333 | $0.5000 |" in md
     assert "| best3@th/oracle | 0/10 | — |" in md
     assert "Pareto frontier" in md and "base@th, best3@th." in md

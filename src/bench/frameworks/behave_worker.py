@@ -502,6 +502,7 @@ class RunRecorder:
         self._step_label = split_stream.RUN_START
         self._call_points = 0
         self._cov: Any = None
+        self.runner_patched: list[str] = []
 
     def _point(self, label: str) -> None:
         if self._cov is not None:
@@ -710,6 +711,12 @@ class RunRecorder:
                 if cov is not None:
                     cov.stop()
                 self._cov = None
+            # a test that replaced what we installed did so during a step: say so before
+            # undoing the instrumentation (the evaluator's integrity check runs after this)
+            self.runner_patched = [name for name, current, ours in (
+                ("behave.model.Step.run", model.Step.run, step_run),
+                ("behave.step_registry.StepRegistry.find_match", StepRegistry.find_match, find_match),
+                ("behave.model.Scenario.run", model.Scenario.run, scenario_run)) if current is not ours]
             # undo the instrumentation (matters only when a caller runs twice in-process)
             model.Step.run = original_step_run
             StepRegistry.find_match = original_find_match

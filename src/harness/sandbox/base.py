@@ -57,6 +57,7 @@ class ExecResult(BaseModel):
     seconds: float
     timed_out: bool = False
     refused: str | None = Field(None, description="why the command did not run (wall clock spent, closed)")
+    oom_killed: bool = Field(False, description="the kernel killed a process of it at the sandbox's memory limit")
 
 
 class EgressRecord(BaseModel):
@@ -88,6 +89,7 @@ class SandboxReport(BaseModel):
     egress_allow: list[str]
     egress: list[EgressRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    oom_kills: int = Field(0, description="commands in which a process was killed at the memory limit")
 
 
 @runtime_checkable
@@ -125,8 +127,16 @@ def workspace_path(workspace: Path, path: str) -> Path:
     return host
 
 
+def regular_or_absent(host: Path, path: str) -> Path:
+    """``host`` unless it exists as something other than a regular file: opening a fifo an agent
+    made would hang the harness, and a device is nobody's source text."""
+    if host.exists() and not host.is_file():
+        raise SandboxError(f"{path} is not a regular file")
+    return host
+
+
 def read_workspace_file(workspace: Path, path: str) -> str:
-    host = workspace_path(workspace, path)
+    host = regular_or_absent(workspace_path(workspace, path), path)
     try:
         return host.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -143,7 +153,7 @@ class HostWorkspaceFiles:
         return read_workspace_file(self.workspace, path)
 
     def write_file(self, path: str, content: str) -> None:
-        target = workspace_path(self.workspace, path)
+        target = regular_or_absent(workspace_path(self.workspace, path), path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
 

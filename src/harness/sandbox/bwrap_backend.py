@@ -2,11 +2,14 @@
 
 Policy (DESIGN.md "Sandbox", and the evaluator's recipe in ``bench.isolation``): only the
 system directories, the runtime environment and the policy's extra paths are visible,
-read-only; the workspace at /workspace is the only writable place; tmpfs over /tmp and
-/run; every namespace unshared (no network at all); uid 65534 with no capabilities; the
-whole tree dies with the command (pid namespace + ``--die-with-parent``), and a cgroup
-caps the number of processes. The interpreter's own site-packages are covered by an
-empty tmpfs, so nothing installed on the host (e.g. a copy of the project) is visible.
+read-only; ``/etc`` is a minimal one (``bench.minimal_etc``: no shadow, hostname or
+machine-id of the host); the workspace at /workspace is the only writable place; tmpfs
+over /tmp and /run; every namespace unshared (no network at all); uid 65534 with no
+capabilities; the whole tree dies with the command (pid namespace + ``--die-with-parent``),
+and a cgroup caps the number of processes and the memory of the whole sandbox (a command
+pushed over it is killed by the kernel, and the result says so). The interpreter's own
+site-packages are covered by an empty tmpfs, so nothing installed on the host (e.g. a copy
+of the project) is visible.
 
 Egress, when the policy allows any: an allowlisting proxy outside listens on a unix
 socket bound into the sandbox; a forwarder inside listens on 127.0.0.1:3128 and the
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 
 from bench.isolation import SYSTEM_DIRS, bwrap_path
+from bench.minimal_etc import SANDBOX_HOSTNAME, bwrap_etc_args
 from harness.runtime import Runtime
 from harness.sandbox.base import (
     WORKSPACE,
@@ -33,7 +37,7 @@ from harness.sandbox.base import (
     SandboxReport,
     WallClock,
 )
-from harness.sandbox.limits import PidsLimit
+from harness.sandbox.limits import SandboxCgroup
 from harness.sandbox.workspace import Workspace
 
 NOBODY = 65534
@@ -53,7 +57,8 @@ class BwrapSandbox(HostWorkspaceFiles):
         self.runtime = runtime
         self.readonly = [Path(p) for p in (readonly or [])] + [Path(p) for p in policy.readonly_binds]
         self.clock = WallClock(policy.wall_clock_seconds)
-        self.pids: PidsLimit | None = None
+        self.cgroup: SandboxCgroup | None = None
+        self.oom_kills = 0
         self.proxy = None
         self.notes: list[str] = []
         self._state_dir: Path | None = None
@@ -64,9 +69,9 @@ class BwrapSandbox(HostWorkspaceFiles):
         if bwrap_path() is None:
             raise SandboxError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
         self.clock = WallClock(self.policy.wall_clock_seconds)
-        self.pids = PidsLimit(self.policy.pids_limit)
-        if not self.pids.active:
-            self.notes.append(self.pids.reason)
+        # one cgroup for the whole sandbox: its commands share the policy's memory
+        self.cgroup = SandboxCgroup(memory_mb=self.policy.memory_mb, max_pids=self.policy.pids_limit)
+        self.notes.extend(self.cgroup.notes)
         self._state_dir = Path(tempfile.mkdtemp(prefix="req2test-sbx-"))
         if self.policy.egress_allow:
             from harness.sandbox.egress import FORWARDER_PATH, EgressProxy
@@ -82,8 +87,8 @@ class BwrapSandbox(HostWorkspaceFiles):
     def close(self) -> SandboxReport:
         if not self._closed:
             self._closed = True
-            if self.pids is not None:
-                self.pids.close()
+            if self.cgroup is not None:
+                self.cgroup.close()
             if self.proxy is not None:
                 self.proxy.stop()
             if self._state_dir is not None:
@@ -93,7 +98,8 @@ class BwrapSandbox(HostWorkspaceFiles):
         return SandboxReport(backend="bwrap", policy=self.policy.name, isolated=True,
                              wall_clock_seconds=self.policy.wall_clock_seconds,
                              used_seconds=round(self.clock.used, 3), egress_allow=list(self.policy.egress_allow),
-                             egress=self.proxy.records() if self.proxy is not None else [], notes=self.notes)
+                             egress=self.proxy.records() if self.proxy is not None else [], notes=self.notes,
+                             oom_kills=self.oom_kills)
 
     def __enter__(self) -> "BwrapSandbox":
         self.start()
@@ -107,9 +113,10 @@ class BwrapSandbox(HostWorkspaceFiles):
         """The bwrap invocation for one command (public: the benchmark and the audit use it)."""
         args = [bwrap_path() or "bwrap", "--die-with-parent", "--unshare-all", "--unshare-user",
                 "--uid", str(NOBODY), "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session",
-                "--hostname", "sandbox", "--clearenv"]
+                "--hostname", SANDBOX_HOSTNAME, "--clearenv"]
         for directory in SYSTEM_DIRS:
             args += ["--ro-bind-try", directory, directory]
+        args += bwrap_etc_args()
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
         if self.runtime is not None:
             for path in self.runtime.bind_paths:
@@ -160,11 +167,13 @@ class BwrapSandbox(HostWorkspaceFiles):
                                  script=f"{EGRESS_DIR}/forwarder.py")
         full = self.command_line(inner, self._environment(env), cwd or WORKSPACE)
         started = time.monotonic()
-        if self.pids is not None and self.pids.active:
-            # join the cgroup from a shell that then becomes bwrap: every process of the
+        oom_before = 0
+        if self.cgroup is not None:
+            # join the cgroups from a shell that then becomes bwrap: every process of the
             # sandbox is inside, and Python can still spawn with vfork (a preexec_fn would
             # force a full fork of this process, ~20 ms)
-            full = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.pids.procs_file), *full]
+            full = self.cgroup.wrap_command(full)
+            oom_before = self.cgroup.oom_kills()
         proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         timed_out = False
@@ -173,13 +182,18 @@ class BwrapSandbox(HostWorkspaceFiles):
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_tree(proc.pid)
-            if self.pids is not None:
-                self.pids.kill_all()
+            if self.cgroup is not None:
+                self.cgroup.kill_all()
             stdout, stderr = proc.communicate()
         seconds = time.monotonic() - started
+        oom_killed = self.cgroup is not None and self.cgroup.oom_kills() > oom_before
+        if oom_killed:
+            self.oom_kills += 1
+            self.notes.append(f"out of memory: {_short(argv)} was killed at the {self.policy.memory_mb} MiB "
+                              f"memory limit")
         return ExecResult(command=argv, exit_code=None if timed_out else proc.returncode,
                           stdout=_text(stdout), stderr=_text(stderr), seconds=round(seconds, 4),
-                          timed_out=timed_out)
+                          timed_out=timed_out, oom_killed=oom_killed)
 
 
 
@@ -187,6 +201,11 @@ def _text(data: bytes) -> str:
     if len(data) > _MAX_OUTPUT:
         data = data[:_MAX_OUTPUT] + b"\n[output truncated]"
     return data.decode("utf-8", errors="replace")
+
+
+def _short(argv: list[str]) -> str:
+    text = " ".join(argv)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _kill_tree(pid: int) -> None:

@@ -3,10 +3,11 @@
 The container mirrors the evaluator's bubblewrap policy (``bench.isolation``): no network
 at all (``network_mode="none"``; egress only through the proxy's unix socket), read-only
 root, no capabilities, uid 65534, the host's system directories and Python prefix bound
-read-only at their own paths, tmpfs on /tmp and /run, the workspace the only writable
-place. Every ``exec`` is its own process tree: whatever it leaves running is killed when
-it returns, and its time limit is enforced twice — ``timeout -s KILL`` inside, a watchdog
-outside that kills the tree (or restarts the container) if that did not suffice.
+read-only at their own paths, a minimal /etc (``bench.minimal_etc``, never the host's),
+tmpfs on /tmp and /run, the workspace the only writable place. Every ``exec`` is its own
+process tree: whatever it leaves running is killed when it returns, and its time limit is
+enforced twice — ``timeout -s KILL`` inside, a watchdog outside that kills the tree (or
+restarts the container) if that did not suffice.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from bench.minimal_etc import docker_etc_binds
 from harness.sandbox.base import (
     WORKSPACE,
     ExecResult,
@@ -34,6 +36,7 @@ from harness.sandbox.base import (
     WallClock,
     WorkspaceDiff,
     read_workspace_file,
+    regular_or_absent,
     workspace_path,
 )
 from harness.sandbox.dockerd import (
@@ -154,8 +157,9 @@ class DockerSandbox:
                                f"build it first (docker build/import)") from None
 
     def _volumes(self) -> dict[str, dict[str, str]]:
-        """Host path → bind: system dirs and Python read-only, the workspace read-write."""
+        """Host path → bind: system dirs, Python and the minimal /etc read-only, the workspace read-write."""
         volumes = {path: {"bind": path, "mode": "ro"} for path in host_layout().binds}
+        volumes.update(docker_etc_binds())  # never the host's /etc (shadow, hostname, machine-id)
         volumes[str(self.workspace)] = {"bind": WORKSPACE, "mode": "rw"}
         for path in self.readonly:
             real = path.resolve()
@@ -307,7 +311,7 @@ class DockerSandbox:
         return read_workspace_file(self.workspace, path)
 
     def write_file(self, path: str, content: str) -> None:
-        host = workspace_path(self.workspace, path)
+        host = regular_or_absent(workspace_path(self.workspace, path), path)
         missing = [p for p in [host.parent, *host.parent.parents] if not p.exists()]
         host.parent.mkdir(parents=True, exist_ok=True)
         for directory in missing:  # created as root here: let uid 65534 write into them too

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from bench.isolation import NOBODY, SYSTEM_DIRS
+from bench.minimal_etc import GENERATED
 from harness.sandbox.base import SandboxError
 
 if TYPE_CHECKING:  # the docker SDK is optional: only this backend needs it
@@ -47,12 +48,9 @@ DOCKERD_ATTEMPTS: tuple[tuple[str, ...], ...] = (
     ("--iptables=false", "--ip6tables=false", "--bridge=none", "--storage-driver=vfs"),
 )
 
-# /etc comes from the image (our own passwd/group), not the host: only what programs need
-# to work is bound — the loader cache, CA certificates for HTTPS through the egress proxy,
-# and Debian's alternatives (/usr/bin/* symlinks point into /etc/alternatives).
-ETC_BINDS = ("/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.cache",
-             "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf", "/etc/protocols",
-             "/etc/services", "/etc/mime.types", "/etc/localtime")
+# /etc is never the host's: the sandbox binds the same minimal one as bubblewrap
+# (``bench.minimal_etc``, see ``DockerSandbox._volumes``); the image carries its generated
+# passwd/group/hosts too, so it also works on its own.
 # Never bound whole: each would expose far more than the runtime (e.g. /var/run/docker.sock).
 FORBIDDEN_BINDS = ("/", "/root", "/home", "/var", "/run", "/tmp", "/etc", "/proc", "/sys", "/dev")
 
@@ -216,7 +214,6 @@ def host_layout() -> HostLayout:
             symlinks[directory] = os.readlink(path)
         elif path.is_dir():
             binds.append(directory)
-    binds += [d for d in ETC_BINDS if Path(d).exists()]
     covered = tuple(binds)
     binds += [str(p) for p in python_prefixes() if not any(str(p) == d or str(p).startswith(d + "/") for d in covered)]
     return HostLayout(binds=binds, symlinks=symlinks)
@@ -237,11 +234,8 @@ def _skeleton_tar(layout: HostLayout) -> bytes:
         add("/tmp", tarfile.DIRTYPE, 0o1777)
         for link, target in layout.symlinks.items():
             add(link, tarfile.SYMTYPE, 0o777, target=target)
-        add("/etc/passwd", tarfile.REGTYPE, 0o644,
-            f"root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-            f"nobody:x:{NOBODY}:{NOBODY}:nobody:/tmp:/usr/sbin/nologin\n".encode())
-        add("/etc/group", tarfile.REGTYPE, 0o644, f"root:x:0:\nnogroup:x:{NOBODY}:\n".encode())
-        add("/etc/hosts", tarfile.REGTYPE, 0o644, b"127.0.0.1\tlocalhost\n::1\tlocalhost\n")
+        for name in ("passwd", "group", "hosts"):
+            add(f"/etc/{name}", tarfile.REGTYPE, 0o644, GENERATED[name].encode())
     return buf.getvalue()
 
 

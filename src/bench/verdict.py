@@ -1,0 +1,443 @@
+"""The verdict process: decides an instance's outcome from claims it cross-checks.
+
+This code never runs prediction code. It holds what is worth stealing — the ground
+truth's kills — and never sends it anywhere: a sandbox gets the instance's whole mutant
+pool (kills and survivors alike, shuffled, under one-time tokens) plus null variants
+(the same swap machinery, identical code), so the process that runs the test cannot tell
+which runs matter or whether a run is a mutant at all without inspecting code, which the
+screens flag. What comes back is a *claim*; it counts only when
+
+- every clean run agrees: the traced run, the null variants spread through each batch
+  (at least one early and one late), and a fresh-process clean replay all pass;
+- every claimed ground-truth kill reproduces in a second, reshuffled batch;
+- a KillComplete claim survives replay: a random sample of its kills (≥ 5 where there
+  are that many) and one clean run, each in a fresh sandbox process with the mutant
+  written to disk, all agree with the warm runs;
+- no screen fired: the static scan of the files, the runtime audit hook and the
+  runner-integrity check (outcome ``tampering``, evidence in the result).
+
+Disagreement gives ``unstable`` (counted in N_exec, never a pass). Whatever the
+prediction causes is the prediction's: a worker lost during its runs is an execution
+failure unless a control session on the same instance shows the evaluator itself is
+broken (then, and only then, ``infrastructure_failure``).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
+from bench.frameworks.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
+from bench.frameworks.outcomes import classify_run
+from bench.guard.static_scan import scan_prediction
+from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
+from bench.mutation.generate import apply_mutant
+
+DETECTED = ("killed", "timeout", "infra_no_step", "crashed")
+
+
+@dataclass(frozen=True)
+class VerdictOptions:
+    timeout: float = 600.0  # the traced run (SPEC §3: 600 s)
+    mutants: bool = True
+    replays: int = 5  # fresh-process replays of a KillComplete claim's kills
+    isolation: str = "bwrap"
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    seed: int | None = None  # None: a fresh random order per evaluation
+
+
+@dataclass
+class Judgement:
+    """What the verdict process concluded, before metrics are attached."""
+
+    outcome: Outcome
+    detail: str = ""
+    trace: dict[str, Any] = field(default_factory=dict)
+    kills: set[str] = field(default_factory=set)  # confirmed detections, mutant ids
+    timeouts: int = 0
+    evidence: list[str] = field(default_factory=list)
+    confirmation: dict[str, Any] = field(default_factory=dict)
+    fresh_runs: int = 0
+    verdicts: dict[str, str] = field(default_factory=dict)  # first-batch verdict of every pool mutant
+
+
+class _Tampering(Exception):
+    def __init__(self, evidence: list[str]) -> None:
+        super().__init__(evidence[0] if evidence else "tampering")
+        self.evidence = evidence
+
+
+class _Unstable(Exception):
+    def __init__(self, evidence: list[str]) -> None:
+        super().__init__(evidence[0])
+        self.evidence = evidence
+
+
+def judge(inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict[str, Mutant], base: ProjectBase,
+          work_dir: Path, options: VerdictOptions) -> Judgement:
+    findings = scan_prediction(prediction.files)
+    if findings:
+        return Judgement(Outcome.tampering, _finding_text(findings[0].model_dump()),
+                         evidence=[_finding_text(f.model_dump()) for f in findings][:20])
+    rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
+    session = _Session(inst, prediction, gold, manifest, base, work_dir, options, rng)
+    try:
+        return session.run()
+    except _Tampering as exc:
+        return Judgement(Outcome.tampering, exc.evidence[0], trace=session.trace_result, evidence=exc.evidence,
+                         confirmation=session.confirmation)
+    except _Unstable as exc:
+        return Judgement(Outcome.unstable, exc.evidence[0], trace=session.trace_result, evidence=exc.evidence,
+                         confirmation=session.confirmation)
+    except WorkerLost as exc:
+        return _attribute(inst, prediction, base, work_dir, options, str(exc), session)
+    finally:
+        session.cleanup()
+
+
+def _attribute(inst: Instance, prediction: Prediction, base: ProjectBase, work_dir: Path, options: VerdictOptions,
+               reason: str, session: _Session) -> Judgement:
+    """A lost worker is the prediction's doing unless the evaluator fails without it too."""
+    control = _Session(inst, Prediction(instance_id=inst.id, files={}), GoldTest.model_construct(pool=[], kills=[]),
+                       {}, base, work_dir, options, random.Random(0))
+    try:
+        control.start_warm()
+        control.traced()
+        healthy = True
+    except (WorkerLost, _Tampering, _Unstable, OSError) as exc:
+        healthy = False
+        reason = f"{reason}; control session failed too: {exc}"
+    finally:
+        control.cleanup()
+    if not healthy:
+        return Judgement(Outcome.infrastructure_failure, f"evaluator failure: {reason}"[:300],
+                         confirmation=session.confirmation)
+    return Judgement(Outcome.execution_failure, f"the test took the evaluation worker down: {reason}"[:300],
+                     trace=session.trace_result, confirmation=session.confirmation,
+                     evidence=[f"control session on the same instance ran normally; lost: {reason}"[:300]])
+
+
+class _Session:
+    def __init__(self, inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict[str, Mutant],
+                 base: ProjectBase, work_dir: Path, options: VerdictOptions, rng: random.Random) -> None:
+        self.inst, self.prediction, self.gold, self.manifest = inst, prediction, gold, manifest
+        self.base, self.options, self.rng = base, options, rng
+        self.dir = Path(tempfile.mkdtemp(prefix="inst-", dir=work_dir))
+        self.feature = inst.requirement.feature_file
+        self.lines = list(inst.requirement.run_lines)
+        self.sandboxes: list[EvalSandbox] = []
+        self.warm: EvalSandbox | None = None
+        self.cold: EvalSandbox | None = None
+        self.trace_result: dict[str, Any] = {}
+        self.confirmation: dict[str, Any] = {}
+        self.fresh_runs = 0
+
+    # --------------------------------------------------------------- sandboxes
+    def _sandbox(self, name: str, warm: bool, mutant: Mutant | None = None) -> EvalSandbox:
+        space = instance_space(self.base, self.prediction.files, self.dir / name, mutant=mutant)
+        box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits)
+        self.sandboxes.append(box)
+        box.start(space.prediction_files)
+        return box
+
+    def start_warm(self) -> None:
+        self.warm = self._sandbox("warm", warm=True)
+
+    def cleanup(self) -> None:
+        for box in self.sandboxes:
+            box.close()
+            if box.space.workspace.parent.exists():
+                remove_space(box.space)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # -------------------------------------------------------------------- runs
+    def traced(self) -> dict[str, Any]:
+        assert self.warm is not None
+        claim = self.warm.call({"op": "trace", "feature": self.feature, "lines": self.lines,
+                                "timeout": self.options.timeout}, self.options.timeout + 30)
+        self._screen(claim, "traced run")
+        return claim
+
+    def _screen(self, claim: dict[str, Any], where: str) -> None:
+        findings = claim.get("findings") or []
+        if findings:
+            raise _Tampering([f"{where}: {_finding_text(f)}" for f in findings][:20])
+        if claim.get("results", 0) > 1 or claim.get("garbled"):
+            raise _Tampering([f"{where}: the run wrote {claim.get('results')} results and "
+                              f"{claim.get('garbled')} unreadable lines to its channel (one result expected)"])
+
+    def _lap(self, name: str) -> None:
+        """Seconds per phase, for the result's confirmation record (evaluation cost)."""
+        now = time.monotonic()
+        seconds = self.confirmation.setdefault("seconds", {})
+        seconds[name] = round(seconds.get(name, 0.0) + now - self._clock, 3)
+        self._clock = now
+
+    def run(self) -> Judgement:
+        self._clock = time.monotonic()
+        self.start_warm()
+        self._lap("warm_start")
+        claim = self.traced()
+        self._lap("traced")
+        result = self._as_run_result(claim)
+        self.trace_result = result.get("trace", {}) or {}
+        outcome, detail = ladder(claim, len(self.lines))
+        if outcome is not Outcome.passed:
+            return Judgement(outcome, detail, trace=self.trace_result)
+        limit = max(2.0, 10.0 * float(claim.get("elapsed", 0.1)))
+        pool = [self.manifest[m] for m in self.gold.pool if m in self.manifest] if self.options.mutants else []
+        covered = {f: set(v) for f, v in self.trace_result.get("coverage", {}).items()}
+        reached = [m for m in pool if covered.get(m.file, set()).intersection(m.lines)]
+        assert self.warm is not None
+        import_lines = {f: set(v) for f, v in (self.warm.init_reply.get("import_lines") or {}).items()}
+        cold_mutants = [m for m in reached if set(range(m.line, m.end_line + 1)) & import_lines.get(m.file, set())]
+        truth = set(self.gold.kills)
+
+        # warm phase: code swapped into the forked run, a batch and its reproduction
+        verdicts, fallbacks = self._batch(self._warm_runs, [m for m in reached if m not in cold_mutants],
+                                          limit, "warm batch 1")
+        cold_mutants += fallbacks
+        claimed = {m for m, v in verdicts.items() if v in DETECTED and m in truth}
+        self._lap("warm_batch_1")
+        again, _ = self._batch(self._warm_runs, [self.manifest[m] for m in sorted(claimed)], limit, "warm batch 2")
+        self._reproduced(claimed, verdicts, again)
+        self._lap("warm_batch_2")
+        self.warm.close()
+        # cold phase: the mutant written to disk, production imported by the run itself
+        # (mutated code that runs at import time; replays of a KillComplete claim)
+        cold_limit = max(limit, 30.0)
+        if cold_mutants:
+            self.start_cold()
+            self._lap("cold_start")
+            cold, _ = self._batch(self._cold_runs, cold_mutants, cold_limit, "cold batch 1")
+            verdicts.update(cold)
+            cold_claimed = {m for m, v in cold.items() if v in DETECTED and m in truth}
+            again, _ = self._batch(self._cold_runs, [self.manifest[m] for m in sorted(cold_claimed)], cold_limit,
+                                   "cold batch 2")
+            self._reproduced(cold_claimed, cold, again)
+            claimed |= cold_claimed
+            self._lap("cold_batches")
+        self.confirmation.update(pool=len(pool), reached=len(reached), import_time=len(cold_mutants),
+                                 claimed_kills=len(claimed), reproduced=len(claimed))
+        if truth and truth <= claimed and self.options.replays > 0:
+            if self.cold is None:
+                self.start_cold()
+            self._replay(sorted(claimed), cold_limit)
+            self._lap("replays")
+        timeouts = sum(1 for v in verdicts.values() if v == "timeout")
+        verdicts.update({m.id: "survived" for m in pool if m not in reached})  # never executed
+        return Judgement(Outcome.passed, "", trace=self.trace_result, kills=claimed, timeouts=timeouts,
+                         confirmation=self.confirmation, fresh_runs=self.fresh_runs, verdicts=verdicts)
+
+    @staticmethod
+    def _reproduced(claimed: set[str], first: dict[str, str], again: dict[str, str]) -> None:
+        """A kill counts only if it reproduces."""
+        lost = [f"kill of mutant {m} did not reproduce ({first[m]} then {again.get(m, 'not run')})"
+                for m in sorted(claimed) if again.get(m) not in DETECTED]
+        if lost:
+            raise _Unstable(lost)
+
+    def _batch(self, execute: Any, mutants: list[Mutant], limit: float,
+               name: str) -> tuple[dict[str, str], list[Mutant]]:
+        """One batch: mutants and null variants shuffled, nulls early and late."""
+        nulls = 2 + len(mutants) // 20
+        variants: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m in mutants]
+        self.rng.shuffle(variants)
+        null_variants = [(secrets.token_hex(8), self._null(mutants)) for _ in range(nulls)]
+        half = max(1, (len(variants) + 1) // 2)
+        positions = [self.rng.randrange(0, half), self.rng.randrange(half, len(variants) + 1) if variants else 0]
+        positions += [self.rng.randrange(0, len(variants) + 1) for _ in range(nulls - 2)]
+        for offset, position in enumerate(sorted(positions)):
+            variants.insert(position + offset, null_variants[offset])
+        null_tokens = {token for token, _ in null_variants}
+        runs, resets = execute(variants, limit)
+        out: dict[str, str] = {}
+        fallbacks: list[Mutant] = []
+        clean_failures = []
+        for token, mutant in variants:
+            claim = runs.get(token)
+            if not isinstance(claim, dict):
+                raise WorkerLost(f"no claim for a run of {name}")
+            self._screen(claim, name)
+            verdict = claim_verdict(claim)
+            if token in null_tokens:
+                if verdict != "survived":
+                    clean_failures.append(f"{name}: clean run failed ({verdict}: {_claim_detail(claim)})")
+            elif verdict == "fallback":
+                assert mutant is not None
+                fallbacks.append(mutant)
+            else:
+                assert mutant is not None
+                out[mutant.id] = verdict
+        self.confirmation["clean_runs"] = self.confirmation.get("clean_runs", 0) + nulls
+        totals = self.confirmation.setdefault("resets", {})
+        for key, value in resets.items():
+            totals[key] = totals.get(key, 0) + int(value)
+        if clean_failures:
+            raise _Unstable(clean_failures)
+        return out, fallbacks
+
+    def _warm_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
+        assert self.warm is not None
+        reply = self.warm.call({"op": "runs", "feature": self.feature, "lines": self.lines, "limit": limit,
+                                "variants": [{"token": t, "mutant": _wire(m)} for t, m in variants]},
+                               limit * (len(variants) + 2) + 60)
+        runs = reply.get("runs")
+        if not isinstance(runs, dict):
+            raise WorkerLost(f"worker answered the runs without results: {str(reply.get('error'))[:200]}")
+        return runs, reply.get("resets") or {}
+
+    def start_cold(self) -> None:
+        """The cold sandbox reuses the instance's workspace, first restored from pristine."""
+        assert self.warm is not None
+        space = self.warm.space
+        refresh_workspace(space)
+        box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits)
+        self.sandboxes.append(box)
+        box.start(space.prediction_files)
+        self.cold = box
+
+    def _cold_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
+        """One run per variant; before each, this process writes the variant's file into
+        the workspace's production (read-only inside the sandbox) — a null rewrites it
+        unchanged — and restores it after."""
+        assert self.cold is not None
+        runs: dict[str, Any] = {}
+        resets: dict[str, int] = {}
+        production = self.cold.space.workspace
+        for token, mutant in variants:
+            target = production / mutant.file if mutant is not None else None
+            original = target.read_text(encoding="utf-8") if target is not None else ""
+            if target is not None and mutant is not None:
+                text = original if mutant.replacement == mutant.original and mutant.id == "null" \
+                    else apply_mutant(original, mutant)
+                _write_atomic(target, text)
+            try:
+                self.fresh_runs += 1
+                reply = self.cold.call({"op": "runs", "feature": self.feature, "lines": self.lines, "limit": limit,
+                                        "variants": [{"token": token, "mutant": None}]}, limit + 60)
+            finally:
+                if target is not None:
+                    _write_atomic(target, original)
+            got = reply.get("runs")
+            if not isinstance(got, dict):
+                raise WorkerLost(f"cold worker answered without results: {str(reply.get('error'))[:200]}")
+            runs.update(got)
+            for key, value in (reply.get("resets") or {}).items():
+                resets[key] = resets.get(key, 0) + int(value)
+        return runs, resets
+
+    def _null(self, mutants: list[Mutant]) -> Mutant | None:
+        """A variant that swaps in code identical to the original (through the same steps)."""
+        if not mutants:
+            return None
+        source = self.rng.choice(mutants)
+        return source.model_copy(update={"id": "null", "replacement": source.original})
+
+    def _replay(self, kills: list[str], limit: float) -> None:
+        """Confirm a KillComplete claim: a random sample of its kills and one clean run,
+        each a cold run with the mutant on disk, in random order, all must agree."""
+        sample = self.rng.sample(kills, min(len(kills), max(self.options.replays, 0)))
+        mutants = [self.manifest[m] for m in sample]
+        plan: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m in mutants]
+        plan.append((secrets.token_hex(8), self._null(mutants)))
+        self.rng.shuffle(plan)
+        runs, _ = self._cold_runs(plan, limit)
+        disagreements = []
+        for token, mutant in plan:
+            claim = runs.get(token)
+            if not isinstance(claim, dict):
+                raise WorkerLost("no claim for a replay")
+            self._screen(claim, "replay")
+            verdict = claim_verdict(claim)
+            if mutant is None or mutant.id == "null":
+                if verdict != "survived":
+                    disagreements.append(f"clean replay failed ({verdict}: {_claim_detail(claim)}) "
+                                         f"while the warm runs passed")
+            elif verdict not in DETECTED:
+                disagreements.append(f"replay of mutant {mutant.id} with the mutant on disk: {verdict}, "
+                                     f"but the batches claimed a kill")
+        self.confirmation["replayed_kills"] = len(sample)
+        self.confirmation["replayed_clean"] = 1
+        if disagreements:
+            raise _Unstable(disagreements)
+
+    @staticmethod
+    def _as_run_result(claim: dict[str, Any]) -> dict[str, Any]:
+        return claim.get("result") or {}
+
+
+# ----------------------------------------------------------------------------- reading claims
+def ladder(claim: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
+    """SPEC §3's first failing stage, from the traced run's claim."""
+    if claim.get("exit") == "timeout":
+        return Outcome.execution_failure, f"timeout: killed after {claim.get('elapsed', 0):.1f}s"
+    if claim.get("exit") != "ok":
+        return Outcome.execution_failure, f"crashed: {str(claim.get('error', ''))[:300]}"
+    result = claim.get("result") or {}
+    if result.get("load_error"):
+        text = str(result["load_error"])
+        kind = Outcome.binding_failure if "AmbiguousStep" in text else Outcome.build_failure
+        return kind, text.strip().splitlines()[0][:300] if text.strip() else "load error"
+    if result.get("unbound"):
+        return Outcome.binding_failure, f"undefined step: {result['unbound'][0]}"
+    verdict = classify_run(result, expected_units)
+    if verdict.passed:
+        return Outcome.passed, ""
+    if verdict.reason in ("step_undefined", "step_pending"):
+        return Outcome.binding_failure, f"{verdict.reason}: {verdict.detail}"
+    if verdict.reason == "assertion_failed":
+        return Outcome.assertion_failure, verdict.detail
+    return Outcome.execution_failure, f"{verdict.reason}: {verdict.detail}"
+
+
+def claim_verdict(claim: dict[str, Any]) -> str:
+    """A verdict run's claim → survived | killed | timeout | infra_no_step | crashed | fallback."""
+    if claim.get("exit") == "timeout":
+        return "timeout"
+    if claim.get("exit") != "ok":
+        return "crashed"
+    result = claim.get("result") or {}
+    if result.get("swap_error"):
+        return "fallback"
+    if result.get("load_error"):
+        return "infra_no_step"
+    if result.get("passed") is True:
+        return "survived"
+    if not result.get("steps_ran"):
+        return "infra_no_step"
+    return "killed"
+
+
+def _claim_detail(claim: dict[str, Any]) -> str:
+    result = claim.get("result") or {}
+    return str(result.get("first_failure") or result.get("load_error") or claim.get("error") or "")[:200]
+
+
+def _finding_text(finding: dict[str, Any]) -> str:
+    where = f"{finding.get('path', '')}:{finding.get('line', 0)}" if finding.get("path") else "runtime"
+    return f"{finding.get('kind', 'tampering')} at {where}: {str(finding.get('evidence', ''))[:200]}"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace a production file in one step (a running import never sees half a file)."""
+    tmp = path.with_name(f".{path.name}.req2test-{secrets.token_hex(4)}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _wire(mutant: Mutant | None) -> dict[str, Any] | None:
+    """What a run needs to swap the code in, and nothing else (no id, no operator)."""
+    if mutant is None:
+        return None
+    data = mutant.model_dump(mode="json")
+    return {k: data[k] for k in ("file", "line", "col", "end_line", "end_col", "replacement", "function",
+                                 "function_line", "function_end", "scope")}
+

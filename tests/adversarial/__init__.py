@@ -1,0 +1,1 @@
+"""Adversarial tests: predictions a reward-hacking agent would submit (see attacks.py)."""
