@@ -84,11 +84,15 @@ def instance_space(base: ProjectBase, files: dict[str, str], dest: Path, mutant:
         return {n for n in names if (rel_dir / n if str(rel_dir) != "." else PurePosixPath(n)) in prod}
 
     shutil.copytree(base.root, workspace, symlinks=True)
-    shutil.copytree(base.root, pristine, symlinks=True, ignore=no_production)
+    # the pristine copy is read-only inside the sandbox and never written here: hard links
+    # to the base (which nothing writes either) cost no copying
+    shutil.copytree(base.root, pristine, symlinks=True, ignore=no_production, copy_function=_link)
     for root in (workspace, pristine):
         for rel, content in files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                path.unlink()  # never write through a link into the base
             path.write_text(content, encoding="utf-8")
     if mutant is not None:
         target = workspace / mutant.file
@@ -125,6 +129,13 @@ def _force(func, path, _exc):  # noqa: ANN001
         func(path)
     except OSError:
         pass
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links not allowed: copy
+        shutil.copy2(source, target)
 
 
 def remove_space(space: InstanceSpace) -> None:

@@ -299,7 +299,8 @@ class _Session:
         assert self.warm is not None
         space = self.warm.space
         refresh_workspace(space)
-        box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits)
+        box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits,
+                          preimport=list(self.warm.init_reply.get("dependencies") or []))
         self.sandboxes.append(box)
         box.start(space.prediction_files)
         self.cold = box

@@ -73,7 +73,8 @@ import os
 import runpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for root in (HERE, os.path.join(HERE, "..", "..", "..", ".."), "/"):
+# the run's own tree and the tree it was copied from (the old evaluator's slots held both)
+for root in (os.path.join(HERE, "..", ".."), os.path.join(HERE, "..", "..", "..", "..")):
     for path in sorted(glob.glob(os.path.join(root, "**", "features", "steps", "*.py"), recursive=True)):
         if os.path.abspath(path) != os.path.abspath(__file__):
             try:

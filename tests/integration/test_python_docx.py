@@ -84,3 +84,23 @@ def test_calibration_on_a_sample(docx_dataset: Path, tmp_path: Path) -> None:
     assert empty["mutant_recall"]["value"] == 0.0 and empty["kill_complete_at_1"]["value"] == 0.0
     assert 0.0 < stripped["mutant_recall"]["value"] < 1.0
     assert stripped["kill_complete_at_1"]["value"] < oracle["kill_complete_at_1"]["value"]
+
+
+def test_generic_attacks_are_defeated_on_the_real_corpus(docx_dataset: Path, tmp_path: Path) -> None:
+    """The attacks an agent needs no instance knowledge for (tests/adversarial/generic.py) each
+    scored KillComplete everywhere before the trust boundary; on python-docx none may."""
+    from tests.adversarial.generic import GENERIC
+
+    gold = load_dataset(docx_dataset).load_gold()
+    sample = random.Random(1).sample(sorted(i for i, g in gold.items() if g.kills), 3)
+    for name, code in GENERIC.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"instance_id": i, "files": {"features/steps/generic_steps.py": code}})
+                                + "\n" for i in sample))
+        evaluate(docx_dataset, path, tmp_path / name, EvaluateOptions(instances=sample, resamples=100, timeout=60))
+        rows = [json.loads(line) for line in (tmp_path / name / "results.jsonl").read_text().splitlines()]
+        assert len(rows) == 3
+        for row in rows:
+            assert not row["kill_complete"], (name, row)
+            assert row["outcome"] != "infrastructure_failure", (name, row)
+            assert row["generated_kills"] == 0 or row["outcome"] != "pass", (name, row)

@@ -52,6 +52,7 @@ class EvalSandbox:
     space: InstanceSpace
     isolation: str  # "bwrap" | "none"
     warm: bool  # import production once in the worker (False: the run child imports it from disk)
+    preimport: list[str] = field(default_factory=list)  # a cold worker's non-production imports
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     python: str = sys.executable
     proc: subprocess.Popen[bytes] | None = None
@@ -80,7 +81,7 @@ class EvalSandbox:
                    "production_dirs": [str(p) for p in self.space.production_dirs],
                    "import_packages": sorted({Path(p).name.removesuffix(".py") for p in base.production})
                    if self.warm else [],
-                   "preload": False, "pristine": str(self.space.pristine),
+                   "preload": False, "pristine": str(self.space.pristine), "preimport": self.preimport,
                    "fixed": [str(p) for p in self.space.production_dirs],
                    "prediction_files": [str(ws / rel) for rel in prediction_files],
                    "isolated": isolated, "scratch": scratch,

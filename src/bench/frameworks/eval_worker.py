@@ -66,7 +66,20 @@ class EvalWorker(bw.Worker):
     # ------------------------------------------------------------------ init
     def init(self, req: dict[str, Any]) -> dict[str, Any]:
         _undumpable()  # a child of the same uid must not ptrace or read this process's memory
+        before = set(sys.modules)
+        # A cold worker imports what production depends on but is not production (lxml, the
+        # standard library): a cold run then imports only production itself from disk.
+        for name in req.get("preimport", []):
+            try:
+                __import__(name)
+            except BaseException:  # noqa: BLE001 - the run child will report the same error
+                pass
         reply = super().init(req)
+        prefixes = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in self.production_dirs)
+        reply["dependencies"] = sorted(
+            name for name in set(sys.modules) - before
+            if not (getattr(sys.modules[name], "__file__", None) or "").startswith(prefixes)
+            and not name.startswith(("bench", "coverage")) and "." not in name.strip("_"))
         self.pristine = os.path.abspath(req["pristine"])
         self.fixed = [os.path.abspath(p) for p in req.get("fixed", [])]
         self.limits = {k: int(v) for k, v in (req.get("limits") or {}).items()}
@@ -78,6 +91,7 @@ class EvalWorker(bw.Worker):
         # configuration and paths, and the test's code compiled (compiling runs nothing).
         self.template, self.template_error = self._make_runner(self.features_dir, load=False)
         _install_compile_cache(self.root, self.features_dir)
+        self.screens = _prepare_screens(self)
         self.manifest = self._scan()
         import gc
         gc.collect()
@@ -331,22 +345,23 @@ def _channel(fd: int) -> Callable[[dict[str, Any]], None]:
     return emit
 
 
-class _NoScreen:
-    def finish(self) -> None:
-        return None
+def _prepare_screens(worker: EvalWorker) -> Any:
+    """Build the runtime audit hook and take the runner-integrity snapshot in the worker,
+    once (bench.guard): each run child only activates them, before the test loads."""
+    from bench.guard import audit_hook, integrity
+
+    prepared = audit_hook.prepare(prediction_files=set(worker.prediction_files),
+                                  production_dirs=worker.production_dirs, workspace_root=worker.root,
+                                  writable_dirs=[worker.root, *worker.scratch, "/dev/null"], block=True)
+    return prepared, integrity.snapshot()
 
 
 def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], None]) -> Any:
-    """The runtime audit hook and the runner-integrity check (bench.guard), both in place
-    before any prediction code loads; findings go straight to the channel."""
-    try:
-        from bench.guard import audit_hook, integrity
-    except ImportError:  # pragma: no cover - the guard package ships with bench
-        return _NoScreen()
-    audit_hook.install(prediction_files=set(worker.prediction_files), production_dirs=worker.production_dirs,
-                       workspace_root=worker.root, writable_dirs=[worker.root, *worker.scratch, "/dev/null"],
-                       emit=lambda finding: channel({"k": "finding", **finding}), block=True)
-    snap = integrity.snapshot()
+    """In the run child: findings go straight to this run's channel from now on."""
+    from bench.guard import integrity
+
+    prepared, snap = worker.screens
+    prepared.activate(lambda finding: channel({"k": "finding", **finding}))
 
     class _Screen:
         def finish(self) -> None:
@@ -378,11 +393,16 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
         if size > MAX_CLAIM_BYTES:
             break
     os.close(read_fd)
-    kill_group(pid)
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        status = 0
+    kill_group(pid)  # a killed process runs no more code: its teardown need not be waited for
+    status = 0
+    if results_expected_missing(chunks):
+        try:
+            _, status = os.waitpid(pid, 0)  # the exit status says why nothing was reported
+        except ChildProcessError:
+            status = 0
+    else:
+        _UNREAPED.append(pid)
+    _reap()
     elapsed = round(time.monotonic() - started, 4)
     findings, results, errors, garbled = [], [], [], 0
     for raw in b"".join(chunks).split(b"\n"):
@@ -416,6 +436,23 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
     return out
 
 
+_UNREAPED: list[int] = []
+
+
+def results_expected_missing(chunks: list[bytes]) -> bool:
+    return b'"k": "result"' not in b"".join(chunks[-4:])
+
+
+def _reap() -> None:
+    for pid in list(_UNREAPED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _UNREAPED.remove(pid)
+
+
 def bw_describe(status: int) -> str:
     from bench.frameworks.forking import describe_wait_status
     return describe_wait_status(status)
@@ -424,8 +461,9 @@ def bw_describe(status: int) -> str:
 def _kill_strays() -> int:
     """Kill every process of the sandbox's pid namespace but init, this worker and its
     ancestors (a test that double-forked a daemon out of its group is still in here)."""
+    _reap()
     mine = os.getpid()
-    keep = {1, mine, os.getppid()}
+    keep = {1, mine, os.getppid(), *_UNREAPED}  # run children already killed, not yet reaped
     killed = 0
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]

@@ -178,10 +178,46 @@ def install(*, prediction_files: set[str], production_dirs: list[str], workspace
     the fields of ``TamperFinding`` the moment it is found; ``trusted_dirs`` adds code
     locations to the evaluator's (tests that drive behave from their own script).
     """
+    prepared = prepare(prediction_files=prediction_files, production_dirs=production_dirs,
+                       workspace_root=workspace_root, writable_dirs=writable_dirs, block=block,
+                       trusted_dirs=trusted_dirs, callbacks=callbacks)
+    return prepared.activate(emit)
+
+
+class Prepared:
+    """A hook built and its path classifications warmed, not yet active: a warm worker
+    prepares once, and every forked run child activates it (a few microseconds) with its
+    own channel before the test loads."""
+
+    def __init__(self, screen: Screen, hook: Callable[[str, tuple[Any, ...]], None],
+                 sink: list[Callable[[dict[str, Any]], None]]) -> None:
+        self._screen, self._hook, self._sink = screen, hook, sink
+        self._active = False
+
+    def activate(self, emit: Callable[[dict[str, Any]], None]) -> Screen:
+        # a per-object flag: a forked child activates its inherited copy once, and the
+        # module's globals stay as the integrity snapshot saw them
+        if self._active:
+            raise RuntimeError("the req2test audit hook is already installed in this process")
+        self._active = True
+        self._sink[0] = emit
+        sys.addaudithook(self._hook)
+        return self._screen
+
+
+def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace_root: str,
+            writable_dirs: list[str], block: bool = True, trusted_dirs: list[str] | None = None,
+            callbacks: frozenset[str] = DEFAULT_CALLBACKS) -> Prepared:
+    """Everything ``install`` does but adding the hook (see ``Prepared``); once a process."""
     global _INSTALLED
     if _INSTALLED:
         raise RuntimeError("the req2test audit hook is already installed in this process")
     _INSTALLED = True
+    sink: list[Callable[[dict[str, Any]], None]] = [lambda finding: None]
+
+    def emit(finding: dict[str, Any]) -> None:
+        sink[0](finding)
+
     screen = Screen()
     findings = screen.findings
 
@@ -647,8 +683,15 @@ def install(*, prediction_files: set[str], production_dirs: list[str], workspace
         finally:
             state.busy = False
 
-    sys.addaudithook(hook)
-    return screen
+    # classify every module loaded now, so forked children start with a warm cache
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path not in classes:
+            try:
+                classify(path)
+            except Exception:  # noqa: BLE001 - a module with an odd __file__ is classified on demand
+                pass
+    return Prepared(screen, hook, sink)
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
