@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.evalspace import InstanceSpace
-from bench.isolation import wrap
+from bench.isolation import python_dirs, wrap
 
 WORKER_MODULE = "bench.frameworks.eval_worker"
 _SRC_DIR = str(Path(__file__).resolve().parents[2])
@@ -85,6 +85,7 @@ class EvalSandbox:
                    "fixed": [str(p) for p in self.space.production_dirs],
                    "prediction_files": [str(ws / rel) for rel in prediction_files],
                    "isolated": isolated, "scratch": scratch,
+                   "mounts": [str(d) for d in python_dirs()] if isolated else [],
                    "limits": self.limits.child_limits()}
         self.init_reply = self.call(request, timeout)
         if "error" in self.init_reply:

@@ -86,6 +86,9 @@ class EvalWorker(bw.Worker):
         self.prediction_files = {os.path.abspath(p) for p in req.get("prediction_files", [])}
         self.isolated = bool(req.get("isolated"))
         self.scratch = [os.path.abspath(p) for p in req.get("scratch", [])]
+        # directories bound into the sandbox that may lie inside a scratch dir (a checkout
+        # under /tmp holding the bench package): clearing /tmp must step around them
+        self.mounts = [os.path.abspath(p) for p in req.get("mounts", [])]
         self.functions = self._function_index() if self.import_packages else {}
         # Everything up to loading the test is ours and is done once, here: the runner's
         # configuration and paths, and the test's code compiled (compiling runs nothing).
@@ -144,7 +147,7 @@ class EvalWorker(bw.Worker):
                     stats["restored"] += 1
             self.manifest = self._scan()
         for scratch in self.scratch:
-            _clear(scratch, keep=[self.root, self.pristine])
+            _clear(scratch, keep=[self.root, self.pristine, *self.mounts])
         os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
         return stats
 
