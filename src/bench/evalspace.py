@@ -121,7 +121,7 @@ def refresh_workspace(space: InstanceSpace) -> None:
     shutil.copytree(space.pristine, space.workspace, symlinks=True, dirs_exist_ok=True)
 
 
-def _force(func, path, _exc):  # noqa: ANN001
+def _force(func, path, _exc):
     """rmtree's error hook: a test may leave read-only directories behind."""
     try:
         os.chmod(os.path.dirname(path), 0o700)

@@ -342,7 +342,8 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
             base = build_base(snapshot, Path(tmp) / f"base-{_safe(project_name)}", project.features_dir,
                               project.python_path, project.production, area.infrastructure_py, gold_files)
 
-            def one(item: tuple[Instance, Prediction]) -> None:
+            def one(item: tuple[Instance, Prediction], manifest: dict = manifest, base: Any = base,
+                    index: ProductionIndex = index) -> None:
                 inst, prediction = item
                 started = time.monotonic()
                 try:

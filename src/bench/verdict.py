@@ -170,8 +170,8 @@ class _Session:
         if findings:
             raise _Tampering([f"{where}: {_finding_text(f)}" for f in findings][:20])
         if claim.get("results", 0) > 1 or claim.get("garbled"):
-            raise _Tampering([f"{where}: the run wrote {claim.get('results')} results and "
-                              f"{claim.get('garbled')} unreadable lines to its channel (one result expected)"])
+            raise _Tampering([(f"{where}: the run wrote {claim.get('results')} results and "
+                               f"{claim.get('garbled')} unreadable lines to its channel (one result expected)")])
 
     def _lap(self, name: str) -> None:
         """Seconds per phase, for the result's confirmation record (evaluation cost)."""

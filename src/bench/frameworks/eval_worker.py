@@ -34,23 +34,23 @@ from __future__ import annotations
 import json
 import os
 import resource
-import select
 import shutil
 import signal
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.frameworks import behave_worker as bw
-from bench.frameworks.forking import kill_group, load_libc
+from bench.frameworks.forking import kill_group, load_libc, read_until_closed
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
 PR_SET_DUMPABLE = 4
 
 
 class EvalWorker(bw.Worker):
-    def __init__(self, proto_out) -> None:  # noqa: ANN001
+    def __init__(self, proto_out) -> None:
         super().__init__(proto_out)
         self.pristine = ""
         self.fixed: list[str] = []  # read-only mounts inside the workspace (production)
@@ -276,7 +276,7 @@ class EvalWorker(bw.Worker):
         return runner, None
 
     # ------------------------------------------------------------------ loop
-    def serve(self, stdin) -> None:  # noqa: ANN001
+    def serve(self, stdin) -> None:
         for line in stdin:
             line = line.strip()
             if not line:
@@ -306,7 +306,7 @@ def _undumpable() -> None:
         bw_libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def bw_libc():  # noqa: ANN201
+def bw_libc():
     from bench.frameworks import forking
     return forking._LIBC
 
@@ -376,29 +376,12 @@ def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], Non
 
 def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str, Any]:
     """The run's claim: every JSON line the child wrote (findings stream in as they happen)."""
-    chunks: list[bytes] = []
-    size = 0
-    deadline = started + timeout
-    timed_out = False
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-        if not ready:
-            continue
-        chunk = os.read(read_fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_CLAIM_BYTES:
-            break
+    raw, timed_out = read_until_closed(read_fd, started + timeout, MAX_CLAIM_BYTES)
+    size = len(raw)
     os.close(read_fd)
     kill_group(pid)  # a killed process runs no more code: its teardown need not be waited for
     status = 0
-    if results_expected_missing(chunks):
+    if b'{"k": "result"' not in raw:  # nothing reported: the exit status says why
         try:
             _, status = os.waitpid(pid, 0)  # the exit status says why nothing was reported
         except ChildProcessError:
@@ -408,11 +391,11 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
     _reap()
     elapsed = round(time.monotonic() - started, 4)
     findings, results, errors, garbled = [], [], [], 0
-    for raw in b"".join(chunks).split(b"\n"):
-        if not raw.strip():
+    for line in raw.split(b"\n"):
+        if not line.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = json.loads(line)
         except ValueError:
             garbled += 1
             continue
@@ -440,10 +423,6 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
 
 
 _UNREAPED: list[int] = []
-
-
-def results_expected_missing(chunks: list[bytes]) -> bool:
-    return b'"k": "result"' not in b"".join(chunks[-4:])
 
 
 def _reap() -> None:
@@ -509,7 +488,7 @@ def _install_compile_cache(root: str, features_dir: str) -> None:
 
     original = runner_util.exec_file
 
-    def exec_file(filename, globals_=None, locals_=None):  # noqa: ANN001, ANN202
+    def exec_file(filename, globals_=None, locals_=None):
         entry = cache.get(os.path.abspath(filename))
         if entry is None or os.getcwd() != root:
             return original(filename, globals_, locals_)

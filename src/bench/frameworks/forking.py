@@ -92,28 +92,9 @@ def fork_call(fn: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any
 
 def await_child(pid: int, read_fd: int, started: float, timeout: float) -> dict[str, Any]:
     """Collect a forked child's JSON result (closes ``read_fd``); kill its group on timeout."""
-    chunks: list[bytes] = []
-    size = 0
-    deadline = started + timeout
-    timed_out = False
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
-        if not ready:
-            continue
-        chunk = os.read(read_fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_RESULT_BYTES:
-            break
+    raw, timed_out = read_until_closed(read_fd, started + timeout, MAX_RESULT_BYTES)
     os.close(read_fd)
     kill_group(pid)  # on timeout the child; always anything the test left running in its group
-    raw = b"".join(chunks)
     status = 0
     if timed_out or not raw:
         _, status = os.waitpid(pid, 0)
@@ -132,6 +113,27 @@ def await_child(pid: int, read_fd: int, started: float, timeout: float) -> dict[
         return {"exit": "crashed", "elapsed": elapsed, "error": "truncated result"}
     result["elapsed"] = elapsed
     return result
+
+
+def read_until_closed(read_fd: int, deadline: float, max_bytes: int) -> tuple[bytes, bool]:
+    """Everything written to a pipe until its writers close it (or ``max_bytes``), and
+    whether the deadline passed first."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"".join(chunks), True
+        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks), False
 
 
 _UNREAPED: list[int] = []
