@@ -70,7 +70,10 @@ ALLOWED: dict[str, str] = {
 # attribute names anywhere: ``__slotnames__`` is copyreg's cache, added to a class with
 # __slots__ the first time copy.copy/deepcopy copies an instance (behave copies Step,
 # FileLocation, Match, capture objects for outlines and nested steps)
-_ALLOWED_NAMES = frozenset({"__slotnames__"})
+# ``__warningregistry__`` is the warnings module's once-per-location record, added to a
+# module's globals the first time code in that module issues a warning (behave.matchers
+# warned under one python-docx mutant: found by the full calibration)
+_ALLOWED_NAMES = frozenset({"__slotnames__", "__warningregistry__"})
 
 
 class Snapshot:
