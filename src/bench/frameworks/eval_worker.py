@@ -43,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.frameworks import behave_worker as bw
+from bench.frameworks import forking
 from bench.frameworks.forking import kill_group, load_libc, read_until_closed
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
@@ -387,8 +388,8 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
         except ChildProcessError:
             status = 0
     else:
-        _UNREAPED.append(pid)
-    _reap()
+        forking.defer_reap(pid)
+    forking.reap_finished()
     elapsed = round(time.monotonic() - started, 4)
     findings, results, errors, garbled = [], [], [], 0
     for line in raw.split(b"\n"):
@@ -422,19 +423,6 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
     return out
 
 
-_UNREAPED: list[int] = []
-
-
-def _reap() -> None:
-    for pid in list(_UNREAPED):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            _UNREAPED.remove(pid)
-
-
 def bw_describe(status: int) -> str:
     from bench.frameworks.forking import describe_wait_status
     return describe_wait_status(status)
@@ -443,9 +431,9 @@ def bw_describe(status: int) -> str:
 def _kill_strays() -> int:
     """Kill every process of the sandbox's pid namespace but init, this worker and its
     ancestors (a test that double-forked a daemon out of its group is still in here)."""
-    _reap()
+    forking.reap_finished()
     mine = os.getpid()
-    keep = {1, mine, os.getppid(), *_UNREAPED}  # run children already killed, not yet reaped
+    keep = {1, mine, os.getppid(), *forking.unreaped()}  # run children already killed, not yet reaped
     killed = 0
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]

@@ -139,6 +139,15 @@ def read_until_closed(read_fd: int, deadline: float, max_bytes: int) -> tuple[by
 _UNREAPED: list[int] = []
 
 
+def defer_reap(pid: int) -> None:
+    """A child that reported and was killed: reap it later instead of waiting for its teardown."""
+    _UNREAPED.append(pid)
+
+
+def unreaped() -> list[int]:
+    return list(_UNREAPED)
+
+
 def reap_finished() -> None:
     """Collect children that reported and have exited since (no zombies pile up)."""
     for pid in list(_UNREAPED):
