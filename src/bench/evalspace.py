@@ -17,8 +17,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from bench.model import Mutant
-from bench.mutation.generate import apply_mutant
 
 _NEVER = {"__pycache__", ".git", ".hg", ".svn", ".coverage", ".tox", ".nox", ".pytest_cache", ".mypy_cache"}
 
@@ -73,9 +71,8 @@ def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[
     return ProjectBase(dest, features_dir, list(python_path), list(production), infrastructure_py)
 
 
-def instance_space(base: ProjectBase, files: dict[str, str], dest: Path, mutant: Mutant | None = None) -> InstanceSpace:
-    """``dest``/ws (base + prediction; ``mutant`` written to disk for a fresh replay) and
-    ``dest``/pristine (the same without production)."""
+def instance_space(base: ProjectBase, files: dict[str, str], dest: Path) -> InstanceSpace:
+    """``dest``/ws (base + prediction) and ``dest``/pristine (the same without production)."""
     workspace, pristine = dest / "ws", dest / "pristine"
     prod = {PurePosixPath(p) for p in base.production}
 
@@ -94,9 +91,6 @@ def instance_space(base: ProjectBase, files: dict[str, str], dest: Path, mutant:
             if path.exists():
                 path.unlink()  # never write through a link into the base
             path.write_text(content, encoding="utf-8")
-    if mutant is not None:
-        target = workspace / mutant.file
-        target.write_text(apply_mutant(target.read_text(encoding="utf-8"), mutant), encoding="utf-8")
     return InstanceSpace(workspace, pristine, sorted(files), base)
 
 

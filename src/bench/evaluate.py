@@ -161,7 +161,6 @@ def _encodable(text: str) -> bool:
     return True
 
 
-# ----------------------------------------------------------------------------- ladder
 # ----------------------------------------------------------------------------- metrics
 def f1(generated: set[str], truth: set[str]) -> float:
     if not generated and not truth:
@@ -320,6 +319,8 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
         progress.stage("evaluating", len(todo))
     verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants, replays=options.replays,
                                      isolation=options.isolation, seed=options.seed)
+    # every ground-truth test file of the dataset stays off every sandbox's disk
+    gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
             project = next(p for p in dataset.card.projects if p.name == project_name)
@@ -338,7 +339,6 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                 runnable.append((inst, predictions[inst.id]))
             if not runnable:
                 continue
-            gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
             base = build_base(snapshot, Path(tmp) / f"base-{_safe(project_name)}", project.features_dir,
                               project.python_path, project.production, area.infrastructure_py, gold_files)
 

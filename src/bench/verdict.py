@@ -140,8 +140,8 @@ class _Session:
         self.fresh_runs = 0
 
     # --------------------------------------------------------------- sandboxes
-    def _sandbox(self, name: str, warm: bool, mutant: Mutant | None = None) -> EvalSandbox:
-        space = instance_space(self.base, self.prediction.files, self.dir / name, mutant=mutant)
+    def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
+        space = instance_space(self.base, self.prediction.files, self.dir / name)
         box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits)
         self.sandboxes.append(box)
         box.start(space.prediction_files)
@@ -186,8 +186,7 @@ class _Session:
         self._lap("warm_start")
         claim = self.traced()
         self._lap("traced")
-        result = self._as_run_result(claim)
-        self.trace_result = result.get("trace", {}) or {}
+        self.trace_result = (claim.get("result") or {}).get("trace") or {}
         outcome, detail = ladder(claim, len(self.lines))
         if outcome is not Outcome.passed:
             return Judgement(outcome, detail, trace=self.trace_result)
@@ -369,10 +368,6 @@ class _Session:
         self.confirmation["replayed_clean"] = 1
         if disagreements:
             raise _Unstable(disagreements)
-
-    @staticmethod
-    def _as_run_result(claim: dict[str, Any]) -> dict[str, Any]:
-        return claim.get("result") or {}
 
 
 # ----------------------------------------------------------------------------- reading claims

@@ -433,7 +433,13 @@ class Worker:
         return _summarize_run(recorder(False).run(runner, feature, lines, parsed), len(lines))
 
     # ------------------------------------------------------------------ loop
+    def ops(self) -> dict[str, Any]:
+        """Request op -> handler (a subclass adds or replaces entries)."""
+        return {"init": self.init, "static_bindings": lambda req: self.static_bindings(), "run": self.run,
+                "session": self.session, "import_mutant": self.import_mutant}
+
     def serve(self, stdin) -> None:
+        handlers = self.ops()
         for line in stdin:
             line = line.strip()
             if not line:
@@ -441,21 +447,11 @@ class Worker:
             try:
                 req = json.loads(line)
                 op = req.get("op")
-                if op == "init":
-                    reply = self.init(req)
-                elif op == "static_bindings":
-                    reply = self.static_bindings()
-                elif op == "run":
-                    reply = self.run(req)
-                elif op == "session":
-                    reply = self.session(req)
-                elif op == "import_mutant":
-                    reply = self.import_mutant(req)
-                elif op == "quit":
+                if op == "quit":
                     self._reply({"ok": True})
                     return
-                else:
-                    reply = {"error": f"unknown op {op!r}"}
+                handler = handlers.get(op)
+                reply = handler(req) if handler is not None else {"error": f"unknown op {op!r}"}
             except BaseException as exc:
                 reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
             self._reply(reply)

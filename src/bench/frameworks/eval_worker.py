@@ -277,45 +277,21 @@ class EvalWorker(bw.Worker):
         return runner, None
 
     # ------------------------------------------------------------------ loop
-    def serve(self, stdin) -> None:
-        for line in stdin:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                req = json.loads(line)
-                op = req.get("op")
-                if op == "init":
-                    reply = self.init(req)
-                elif op == "trace":
-                    reply = self.trace(req)
-                elif op == "runs":
-                    reply = self.runs(req)
-                elif op == "quit":
-                    self._reply({"ok": True})
-                    return
-                else:
-                    reply = {"error": f"unknown op {op!r}"}
-            except BaseException as exc:  # noqa: BLE001
-                reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-            self._reply(reply)
+    def ops(self) -> dict[str, Any]:
+        """Only these: the build's ops would load the test into this worker."""
+        return {"init": self.init, "trace": self.trace, "runs": self.runs}
 
 
 # ----------------------------------------------------------------------------- the child
 def _undumpable() -> None:
-    if bw_libc() is not None:
-        bw_libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-
-
-def bw_libc():
-    from bench.frameworks import forking
-    return forking._LIBC
+    if forking._LIBC is not None:
+        forking._LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _become_run_child(write_fd: int, limits: dict[str, int]) -> None:
     """Own process group, dies with the worker, nothing inherited but its result pipe."""
     os.setpgid(0, 0)
-    libc = bw_libc()
+    libc = forking._LIBC
     if libc is not None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     devnull = os.open(os.devnull, os.O_RDWR)
