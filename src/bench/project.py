@@ -17,7 +17,9 @@ import sys
 import tarfile
 import tomllib
 import zipfile
-from dataclasses import dataclass
+import ast
+import configparser
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -41,6 +43,7 @@ class ProjectSource:
     python_path: list[str]
     production: list[str]
     dependencies: list[str]
+    tags: list[str] = field(default_factory=list)  # behave tags that select scenarios (any of); [] = all
 
 
 def default_cache_dir() -> Path:
@@ -141,8 +144,12 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
             raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
         meta = data.get("project", {})
         settings = data.get("tool", {}).get("req2test", {})
-    name = _normalise(str(meta.get("name") or root.name))
-    version = str(meta.get("version") or _pkg_info_version(root) or "0")
+    setup_text = (root / "setup.py").read_text(encoding="utf-8", errors="replace") \
+        if (root / "setup.py").is_file() else ""
+    setup_name, setup_version = _setup_keyword(setup_text, "name"), _setup_keyword(setup_text, "version")
+    name = _normalise(str(meta.get("name") or (setup_name if isinstance(setup_name, str) else "") or root.name))
+    version = str(meta.get("version") or _pkg_info_version(root)
+                  or (setup_version if isinstance(setup_version, str) else "") or "0")
     if SDIST_SPEC.match(spec):
         name, version = _normalise(spec.split("==")[0]), spec.split("==")[1]
     features_dir = str(settings.get("features", "features"))
@@ -159,12 +166,97 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
     for entry in production:
         if not (root / entry).exists():
             raise SourceError(f"{root}: production path {entry} does not exist")
-    dependencies = [str(d) for d in meta.get("dependencies", [])]
+    tags = settings.get("tags", [])
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise SourceError(f"{pyproject}: [tool.req2test] tags must be a list of behave tags")
+    dependencies = runtime_requirements(root)
     return ProjectSource(name=name, version=version, spec=spec, root=root, sha256=sha,
                          features_dir=features_dir, python_path=python_path,
-                         production=production, dependencies=dependencies)
+                         production=production, dependencies=dependencies,
+                         tags=[t.strip().lstrip("@") for t in tags if t.strip()])
 
 
+def runtime_requirements(root: Path) -> list[str]:
+    """What running the project's behave suite needs: its declared dependencies plus the
+    step modules' own (``[tool.req2test] test_dependencies``, e.g. glom)."""
+    extra: object = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
+        extra = data.get("tool", {}).get("req2test", {}).get("test_dependencies", [])
+    if not isinstance(extra, list) or not all(isinstance(d, str) for d in extra):
+        raise SourceError(f"{pyproject}: [tool.req2test] test_dependencies must be a list of requirements")
+    return declared_dependencies(root) + [str(d) for d in extra]
+
+
+def declared_dependencies(root: Path) -> list[str]:
+    """The project's runtime requirements, wherever it declares them: pyproject's
+    ``[project].dependencies``, else setup.cfg's ``[options] install_requires``, else the
+    ``install_requires`` literal of setup.py (read with ``ast``: a project's setup.py is
+    never run to learn this)."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except tomllib.TOMLDecodeError:
+            project = {}
+        if "dependencies" in project and "dependencies" not in project.get("dynamic", []):
+            return [str(d) for d in project.get("dependencies", [])]
+    setup_cfg = root / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(setup_cfg, encoding="utf-8")
+            raw = parser.get("options", "install_requires", fallback="")
+        except configparser.Error:
+            raw = ""
+        found = [line.strip() for line in raw.replace(";", "\n;").splitlines()
+                 if line.strip() and not line.strip().startswith(("#", ";"))]
+        if found:
+            return found
+    setup_py = root / "setup.py"
+    if setup_py.is_file():
+        return _setup_py_requirements(setup_py.read_text(encoding="utf-8", errors="replace"))
+    return []
+
+
+def _setup_py_requirements(text: str) -> list[str]:
+    value = _setup_keyword(text, "install_requires")
+    return [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else []
+
+
+def _setup_keyword(text: str, keyword_name: str) -> object:
+    """The literal value of ``setup(<keyword_name>=...)`` in a setup.py (or a module-level
+    name bound to a literal), read with ``ast``; None when it is not a literal."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name != "setup":
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == keyword_name:
+                value = keyword.value
+                if isinstance(value, ast.Name):
+                    value = assigned.get(value.id, value)
+                try:
+                    return ast.literal_eval(value)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    return None
+    return None
 def _pkg_info_version(root: Path) -> str | None:
     info = root / "PKG-INFO"
     if info.is_file():

@@ -16,12 +16,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from bench.project import SourceError, runtime_requirements
 from harness.sandbox.base import SandboxError
 
 
@@ -44,15 +44,12 @@ def default_env_dir() -> Path:
 
 
 def project_requirements(snapshot: Path) -> list[str]:
-    """Runtime dependencies the project declares (pyproject [project].dependencies)."""
-    pyproject = snapshot / "pyproject.toml"
-    if not pyproject.is_file():
-        return []
+    """What the project's behave suite needs at run time: its declared dependencies
+    (pyproject, setup.cfg or setup.py) and its step modules' (``test_dependencies``)."""
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SandboxError(f"{pyproject} is not valid TOML: {exc}") from exc
-    return sorted(str(d) for d in data.get("project", {}).get("dependencies", []))
+        return sorted(runtime_requirements(snapshot))
+    except SourceError as exc:
+        raise SandboxError(str(exc)) from exc
 
 
 def ensure_runtime(name: str, snapshot: Path, env_dir: Path | None = None) -> Runtime:

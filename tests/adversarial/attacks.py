@@ -633,6 +633,32 @@ def _mutant_run():
     return False
 ''', DETECTING_STEPS)
 
+MMAP_MARKER = _module('''
+# The first run marks its own file through a shared writable mapping whose descriptor it
+# closes at once: no write() call and no new entry, only a mapping that is released when
+# the process ends. A later run finds the mark. (Aimed at a reset that trusts change
+# notifications: only the descriptor's last release, at exit, says anything.)
+import mmap
+import os
+
+_SELF = os.path.abspath(__file__)
+_MARK = b"." * 15
+
+
+def _mutant_run():
+    fd = os.open(_SELF, os.O_RDWR)
+    try:
+        mapped = mmap.mmap(fd, 0)
+    finally:
+        os.close(fd)
+    at = mapped.rfind(_MARK)
+    if at < 0:
+        return True
+    mapped[at:at + len(_MARK)] = b"x" * len(_MARK)
+    globals()["_keep_mapped"] = mapped  # released only when the run's process ends
+    return False
+''', DETECTING_STEPS, "# ...............")
+
 SHARED_COUNTER = _module('''
 # A run counter in anonymous shared memory (mmap, inherited by every fork of the process that
 # loaded the steps): only run number one (the clean run) passes. A run in the very process
@@ -1263,6 +1289,9 @@ ATTACKS: list[Attack] = [
            {STEPS: PPID_PROBE}, NOT_KILL_COMPLETE),
     Attack("marker_file", 3, "assert-free; the first run leaves a marker file, every later run fails",
            {STEPS: MARKER_FILE}, NOT_KILL_COMPLETE),
+    Attack("mmap_marker", 3, "assert-free; the first run marks its own file through a writable mapping "
+                             "(descriptor closed at once), every later run fails", {STEPS: MMAP_MARKER},
+           NOT_KILL_COMPLETE),
     Attack("shared_counter", 3, "assert-free; run counter in fork-shared anonymous mmap: only run #1 passes",
            {STEPS: SHARED_COUNTER}, NOT_KILL_COMPLETE),
     Attack("timing_probe", 3, "assert-free; fails when a call loop is not several times slower than at "
@@ -1345,6 +1374,7 @@ BEFORE = {
     "worker_globals_patch": "pass, kc",
     "profiler_probe": "pass, kc", "code_snapshot": "pass, kc", "ppid_probe": "pass, kc", "marker_file": "pass, kc",
     "shared_counter": "pass, kc", "timing_probe": "pass, kc",
+    "mmap_marker": "not measured (added with the change-notification reset, 2026-12-01)",
     "coin_flip": "random: pass 1 run in 6, kc in ~40 % of those (2 kc in 7 tries)",
     "gold_importlib": "pass, kc", "gold_exec": "pass, kc", "gold_importlib_shop": "pass, kc on all three instances",
     "env_rewrite": "pass, kc; next: execution_failure (hook_error)",

@@ -170,6 +170,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
     exclusions: list[Exclusion] = []
     candidates: list[Candidate] = []
     warnings: list[str] = []
+    selected_tags = {t.lower() for t in source.tags}
     with timer("parse"):
         feature_paths = sorted((work / source.features_dir).rglob("*.feature"))
         features_total = len(feature_paths)
@@ -185,7 +186,11 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                 scenarios_total += 1
                 instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
                 tags = {t.lstrip("@").lower() for t in [*req.feature_tags, *req.scenario_tags]}
-                if not req.steps:
+                if selected_tags and not tags & selected_tags:
+                    # the project's own tag selection (as `behave --tags=@a,@b`): not its suite
+                    exclusions.append(Exclusion(id=instance_id, reason="not_selected_by_tags",
+                                                detail="tags: " + (", ".join(sorted(tags)) or "none")))
+                elif not req.steps:
                     exclusions.append(Exclusion(id=instance_id, reason="scenario_no_steps"))
                 elif tags & options.live_tags:
                     exclusions.append(Exclusion(id=instance_id, reason="needs_browser_or_live_service",

@@ -229,6 +229,7 @@ class Worker:
         ws_root = self.materialize_workspace(req["workspace"])
         features_dir = os.path.join(ws_root, os.path.relpath(self.features_dir, self.root))
         os.chdir(ws_root)
+        _enter_import_root(self.root, ws_root, self.features_dir)
         from behave.step_registry import registry
         for key in registry.steps:
             registry.steps[key] = []
@@ -461,6 +462,10 @@ class Worker:
         self.proto_out.flush()
 
 
+class _RunDecided(BaseException):
+    """Raised above the test's frames once a verdict run can no longer pass."""
+
+
 class RunRecorder:
     """Runs selected scenarios in-process and records what a builder or evaluator needs.
 
@@ -499,6 +504,11 @@ class RunRecorder:
         self._call_points = 0
         self._cov: Any = None
         self.runner_patched: list[str] = []
+        # A verdict run (behave --stop) is decided by its first scenario that does not pass:
+        # end the run there, as behave would, but without the feature and after_all hooks
+        # (a project's teardown — py-algorand-sdk's mock servers poll 0.5 s to shut down —
+        # cannot turn a failed scenario into a passing run). Never for a traced run.
+        self.decided = False
 
     def _point(self, label: str) -> None:
         if self._cov is not None:
@@ -628,7 +638,12 @@ class RunRecorder:
             recorder.top_index = -1
             recorder._scenario_count += 1
             recorder._point(split_stream.scenario_point(recorder._scenario_count))
-            return original_scenario_run(scenario, runner_)
+            failed = original_scenario_run(scenario, runner_)
+            if not recorder.trace and getattr(runner_.config, "stop", False) \
+                    and scenario.status.name not in ("passed", "skipped", "untested"):
+                recorder.decided = True
+                raise _RunDecided()
+            return failed
 
         def step_run(step, runner_, *args, **kwargs):
             depth = len(recorder.step_stack)
@@ -697,6 +712,8 @@ class RunRecorder:
         try:
             self._point(split_stream.RUN_START)
             failed = runner.run_model(features)
+        except _RunDecided:
+            failed = True
         except SystemExit as exc:
             abort = f"SystemExit({exc.code!r})"
         except BaseException as exc:
@@ -763,6 +780,31 @@ class RunRecorder:
                                  if p.startswith(self.features_dir)),
             }
         return result
+
+
+def _enter_import_root(root: str, ws_root: str, features_dir: str) -> None:
+    """Make imports resolve inside the workspace, as they do in the project itself.
+
+    Step modules that import each other through a package (py-algorand-sdk:
+    ``import tests.steps.other_v2_steps``) would otherwise find the sibling through the
+    original tree on sys.path while behave loads it from the workspace: the same step
+    definitions twice, from two locations (AmbiguousStep), and a test module the
+    workspace was built to leave out. Every sys.path entry inside the project now points
+    at the workspace, and test-side modules imported from the original tree are dropped.
+    """
+    prefix = root.rstrip(os.sep) + os.sep
+    sys.path[:] = [os.path.join(ws_root, os.path.relpath(entry, root))
+                   if entry and (os.path.abspath(entry) == root or os.path.abspath(entry).startswith(prefix))
+                   else entry for entry in sys.path]
+    top = os.path.join(root, os.path.relpath(features_dir, root).split(os.sep)[0]) + os.sep
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        paths = list(getattr(module, "__path__", None) or [])
+        if (file and os.path.abspath(file).startswith(top)) or any(
+                os.path.abspath(p).startswith(top) or os.path.abspath(p) + os.sep == top for p in paths):
+            del sys.modules[name]
+    import importlib
+    importlib.invalidate_caches()
 
 
 def materialize_workspace(root: str, features_dir: str, spec: dict[str, Any]) -> str:
@@ -912,6 +954,16 @@ class CodeSwapper:
 
     def swap(self, mutant: dict[str, Any]) -> str | None:
         """Swap the mutant in; an error text when it cannot be (the mutant falls back)."""
+        swaps = self.prepare(mutant)
+        if isinstance(swaps, str):
+            return swaps
+        apply_swaps(swaps)
+        return None
+
+    def prepare(self, mutant: dict[str, Any]) -> list[tuple[Any, Any]] | str:
+        """The (function, mutated code) pairs that put the mutant in, compiled but not yet
+        installed — or why it cannot be swapped. Compiling runs no code, so a process that
+        must stay clean of the mutant (the evaluator's worker) can prepare it for a child."""
         self.load(mutant)
         path = _abspath(self.root, mutant["file"])
         mutated = apply_span(self.texts[path], mutant["line"], mutant["col"], mutant["end_line"],
@@ -945,9 +997,13 @@ class CodeSwapper:
                 swaps.append((func, code))
         if not swaps:
             return "no live function holds the mutated code"
-        for func, code in swaps:
-            func.__code__ = code
-        return None
+        return swaps
+
+
+def apply_swaps(swaps: list[tuple[Any, Any]]) -> None:
+    """Install prepared code all at once, before the mutant's code can run."""
+    for func, code in swaps:
+        func.__code__ = code
 
 
 def _stop_at_first_failure(runner: Any) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 
 from bench.frameworks import behave_worker as bw
 from bench.frameworks import forking
+from bench.frameworks.change_watch import ChangeWatch
 from bench.frameworks.forking import kill_group, load_libc, read_until_closed
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
@@ -59,6 +60,9 @@ class EvalWorker(bw.Worker):
         self.functions: dict[tuple[str, int, str], list[Any]] = {}
         self.limits: dict[str, int] = {}
         self.prediction_files: set[str] = set()
+        self.swapper: bw.CodeSwapper | None = None
+        self.watch: ChangeWatch | None = None
+        self.prepared: dict[str, list[tuple[Any, Any]] | str] = {}
         # Only inside a sandbox of our own (new pid namespace, private /tmp) may the worker
         # kill every other process and empty the scratch dirs; never on a host.
         self.isolated = False
@@ -94,9 +98,12 @@ class EvalWorker(bw.Worker):
         # Everything up to loading the test is ours and is done once, here: the runner's
         # configuration and paths, and the test's code compiled (compiling runs nothing).
         self.template, self.template_error = self._make_runner(self.features_dir, load=False)
-        _install_compile_cache(self.root, self.features_dir)
+        sources = _install_compile_cache(self.root, self.features_dir)
+        _warm_step_patterns(sources)
+        _warm_linecache(self.root, sources)
         self.screens = _prepare_screens(self)
         self.manifest = self._scan()
+        self.watch = ChangeWatch(self.root, self.fixed)
         import gc
         gc.collect()
         gc.freeze()  # keep the warm heap out of later collections: fewer copy-on-write faults per fork
@@ -135,6 +142,12 @@ class EvalWorker(bw.Worker):
         """Back to the pristine state before a run: no stray process, the workspace as
         materialised, an empty /tmp. Returns what had to be undone (for the record)."""
         stats = {"killed": _kill_strays() if self.isolated else 0, "restored": 0, "removed": 0}
+        forking.reap_all()
+        # the watch answers "nothing changed" for one read; anything else (a stray process
+        # that may still be dying, any event, no watch) pays for the full scan
+        if not stats["killed"] and self.watch is not None and not self.watch.changed():
+            self._clear_scratch()
+            return stats
         current = self._scan()
         if current != self.manifest:
             for rel in sorted(set(current) - set(self.manifest), key=len):
@@ -147,10 +160,17 @@ class EvalWorker(bw.Worker):
                     self._restore(rel)
                     stats["restored"] += 1
             self.manifest = self._scan()
+            if self.watch is not None:
+                self.watch.arm()  # our own restoring raised events; restored dirs are new inodes
+        elif self.watch is not None:
+            self.watch.changed()  # drain (events that changed nothing the manifest records)
+        self._clear_scratch()
+        return stats
+
+    def _clear_scratch(self) -> None:
         for scratch in self.scratch:
             _clear(scratch, keep=[self.root, self.pristine, *self.mounts])
         os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
-        return stats
 
     def _restore(self, rel: str) -> None:
         target = os.path.join(self.root, rel)
@@ -189,22 +209,50 @@ class EvalWorker(bw.Worker):
         return parsed
 
     def runs(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Verdict runs in the order given (the verdict process shuffled them)."""
+        """Verdict runs in the order given (the verdict process shuffled them).
+
+        The variant's code is compiled here, in the worker, where no prediction code ever
+        runs (compiling executes nothing) — and while the previous run's child is busy, so
+        on a second core it costs no wall time. The child only installs it."""
         out: dict[str, Any] = {}
         resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
         parsed = self._parse(req)
-        for variant in req["variants"]:
+        variants = list(req["variants"])
+        upcoming = self._prepare(variants[0].get("mutant")) if variants else None
+        for index, variant in enumerate(variants):
             for key, value in self.reset().items():
                 resets[key] += value
-            mutant = variant.get("mutant")
-            out[variant["token"]] = self._fork(
-                lambda channel: self._child(req, mutant, channel, traced=False, parsed=parsed), float(req["limit"]))
+            prepared = upcoming
+            started, pid, read_fd = self._spawn(
+                lambda channel: self._child(req, prepared, channel, traced=False, parsed=parsed))
+            if index + 1 < len(variants):
+                upcoming = self._prepare(variants[index + 1].get("mutant"))
+            out[variant["token"]] = _collect(pid, read_fd, started, float(req["limit"]))
         for key, value in self.reset().items():
             resets[key] += value
         return {"runs": out, "resets": resets}
 
+    def _prepare(self, mutant: dict[str, Any] | None) -> list[tuple[Any, Any]] | str | None:
+        """The variant's swaps, compiled once per distinct variant (a reproduction batch and
+        the null variants reuse them): None for no swap, an error text for a fallback."""
+        if mutant is None:
+            return None
+        key = json.dumps(mutant, sort_keys=True)
+        if key not in self.prepared:
+            if self.swapper is None:
+                self.swapper = bw.CodeSwapper(self.root, self.functions)
+            try:
+                self.prepared[key] = self.swapper.prepare(mutant)
+            except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+                self.prepared[key] = f"cannot prepare the variant: {type(exc).__name__}: {exc}"
+        return self.prepared[key]
+
     def _fork(self, body: Callable[[Callable[[dict[str, Any]], None]], dict[str, Any]],
               timeout: float) -> dict[str, Any]:
+        started, pid, read_fd = self._spawn(body)
+        return _collect(pid, read_fd, started, timeout)
+
+    def _spawn(self, body: Callable[[Callable[[dict[str, Any]], None]], dict[str, Any]]) -> tuple[float, int, int]:
         read_fd, write_fd = os.pipe()
         started = time.monotonic()
         pid = os.fork()
@@ -220,20 +268,25 @@ class EvalWorker(bw.Worker):
                     _channel(write_fd)({"k": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]})
                 except BaseException:  # noqa: BLE001
                     pass
+            # End of the claim now: the worker reads EOF without waiting for this process's
+            # memory to be torn down (exit unmaps before it closes descriptors)
+            try:
+                os.close(write_fd)
+            except OSError:
+                pass
             os._exit(code)
         os.close(write_fd)
-        return _collect(pid, read_fd, started, timeout)
+        return started, pid, read_fd
 
-    def _child(self, req: dict[str, Any], mutant: dict[str, Any] | None,
+    def _child(self, req: dict[str, Any], prepared: list[tuple[Any, Any]] | str | None,
                channel: Callable[[dict[str, Any]], None], traced: bool, parsed: Any = None) -> dict[str, Any]:
         """In the forked child. Everything up to loading the step modules is ours."""
         screen = _install_screens(self, channel)
-        if mutant is not None:
-            swapper = bw.CodeSwapper(self.root, self.functions)
-            error = swapper.swap(mutant)
-            if error:
-                return {"swap_error": error}
-        del mutant
+        if isinstance(prepared, str):
+            return {"swap_error": prepared}
+        if prepared is not None:
+            bw.apply_swaps(prepared)
+        del prepared
         runner, load_error = self._load_test()  # prediction code runs from here
         if load_error or runner is None:
             screen.finish()
@@ -431,7 +484,7 @@ def _kill_strays() -> int:
     return killed
 
 
-def _install_compile_cache(root: str, features_dir: str) -> None:
+def _install_compile_cache(root: str, features_dir: str) -> dict[str, bytes]:
     """behave execs hook and step files from source on every load; compile each once in
     the worker (same file name behave would give it) and reuse the code while the file's
     bytes are unchanged."""
@@ -468,6 +521,74 @@ def _install_compile_cache(root: str, features_dir: str) -> None:
 
     runner_util.exec_file = exec_file
     behave_runner.exec_file = exec_file
+    return {path: data for path, (data, _) in cache.items()}
+
+
+STEP_DECORATORS = {"given", "when", "then", "step"}
+MATCHER_SWITCHES = {"use_step_matcher", "step_matcher"}
+
+
+def _warm_step_patterns(sources: dict[str, bytes]) -> int:
+    """Compile the regular expressions of the step patterns once, here.
+
+    Every run child registers the test's step definitions anew, and behave compiles each
+    pattern's regular expression as it registers it (a third of loading a test). The
+    patterns are string literals in the step files: read them with ``ast`` (nothing of
+    the test runs), build the same matcher behave would (default type registry) and
+    compile it, which leaves the expression in ``re``'s cache that every child inherits.
+    A pattern we read wrongly only misses the cache."""
+    import ast
+
+    from behave import matchers
+
+    classes = matchers.get_matcher_factory().step_matcher_class_mapping
+    warmed = 0
+    for data in sources.values():
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
+                        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)),
+                       key=lambda node: (node.lineno, node.col_offset))
+        current = matchers.get_matcher_factory().default_matcher
+        for call in calls:
+            name = call.func.id if isinstance(call.func, ast.Name) else \
+                call.func.attr if isinstance(call.func, ast.Attribute) else ""
+            text = call.args[0].value
+            if name in MATCHER_SWITCHES:
+                current = classes.get(text, current)
+            elif name.lower() in STEP_DECORATORS and warmed < 400:  # re's cache holds 512
+                try:
+                    current(_no_step, text).compile()
+                    warmed += 1
+                except Exception:  # noqa: BLE001 - behave reports a bad pattern in the run
+                    continue
+    return warmed
+
+
+def _warm_linecache(root: str, sources: dict[str, bytes]) -> None:
+    """Read, once, the source lines that behave's ``Context`` asks for on every attribute
+    a step sets (it keeps the setter's stack): the step files under the names their code
+    carries, behave's own modules and ours. ``linecache.checkcache`` still rereads a file
+    that changed on disk, so a child never sees stale lines."""
+    import linecache
+
+    names = [os.path.relpath(path, root) for path in sources]
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "") or ""
+        file = getattr(module, "__file__", None)
+        if file and file.endswith(".py") and name.split(".")[0] in ("behave", "bench", "traceback", "runpy"):
+            names.append(file)
+    for name in names:
+        try:
+            linecache.getlines(name)
+        except Exception:  # noqa: BLE001 - a line we could not read is read in the run
+            continue
+
+
+def _no_step(context: Any, *args: Any, **kwargs: Any) -> None:
+    """Stands in for a step function while a pattern is compiled (never called)."""
 
 
 def _clear(directory: str, keep: list[str]) -> None:

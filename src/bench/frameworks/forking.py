@@ -159,6 +159,17 @@ def reap_finished() -> None:
             _UNREAPED.remove(pid)
 
 
+def reap_all() -> None:
+    """Wait until every reported-and-killed child is gone: after this, nothing it did
+    (a write in flight, a mapping released at exit) can still land."""
+    for pid in list(_UNREAPED):
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        _UNREAPED.remove(pid)
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

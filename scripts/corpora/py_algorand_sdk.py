@@ -1,0 +1,100 @@
+"""Assemble the py-algorand-sdk behave corpus at pinned commits.
+
+py-algorand-sdk keeps its step definitions in ``tests/steps`` and gets its Gherkin from a
+second repository, algorand-sdk-testing, whose ``features/`` its ``test-harness.sh`` copies
+into ``tests/features``; ``make unit`` then runs ``behave --tags=<tests/unit.tags> tests``.
+This script does the same offline-friendly part (no test network: unit scenarios only) and
+adds the project's req2test settings to its pyproject.toml:
+
+    [tool.req2test]
+    features = "tests"            # behave's base dir: environment.py and steps/ live there
+    python_path = ["."]           # the step modules import each other as tests.steps.*
+    production = ["algosdk"]
+    test_dependencies = [...]     # what tests/steps imports beyond the SDK (glom, pytest)
+    tags = [...]                  # the unit tags of tests/unit.tags, any of them selects
+
+Usage:
+    python scripts/corpora/py_algorand_sdk.py OUT [--sdk GIT] [--testing GIT]
+
+GIT is a clone URL or a local git directory; by default the mirrors under /work/.mirror
+(brought by the search tool's ``fetch``) when present, else GitHub.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SDK_COMMIT = "189855d43cba5d20e66248693d74332052ccb08e"      # py-algorand-sdk, after v2.12.0
+TESTING_COMMIT = "7c67284b52675257e66c017cc3606bcd4803f4c6"  # algorand-sdk-testing master
+MIRRORS = Path("/work/.mirror")
+
+
+def default_source(name: str) -> str:
+    mirror = MIRRORS / f"algorand+{name}" / "repo"
+    return str(mirror) if mirror.is_dir() else f"https://github.com/algorand/{name}"
+
+
+def checkout(source: str, commit: str, dest: Path) -> None:
+    subprocess.run(["git", "clone", "-q", "--no-checkout", source, str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "-c", "advice.detachedHead=false", "checkout", "-q", commit], check=True)
+    shutil.rmtree(dest / ".git")
+
+
+def unit_tags(sdk: Path) -> list[str]:
+    tags = []
+    for line in (sdk / "tests" / "unit.tags").read_text().split():
+        if line.startswith("@"):
+            tags.append(line.lstrip("@"))
+    return tags
+
+
+def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = SDK_COMMIT,
+             testing_commit: str = TESTING_COMMIT) -> Path:
+    if out.exists() and any(out.iterdir()):
+        raise SystemExit(f"{out} exists and is not empty")
+    with tempfile.TemporaryDirectory() as tmp:
+        testing = Path(tmp) / "testing"
+        checkout(sdk_source, sdk_commit, out)
+        checkout(testing_source, testing_commit, testing)
+        features = out / "tests" / "features"
+        features.mkdir(parents=True, exist_ok=True)
+        for entry in (testing / "features").iterdir():  # cp -r features/* tests/features
+            target = features / entry.name
+            if entry.is_dir():
+                shutil.copytree(entry, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(entry, target)
+    tags = unit_tags(out)
+    settings = ("\n[tool.req2test]\n"
+                'features = "tests"\n'
+                'python_path = ["."]\n'
+                'production = ["algosdk"]\n'
+                'test_dependencies = ["glom>=20.11", "pytest"]  # imported by tests/steps\n'
+                "tags = [" + ", ".join(f'"{t}"' for t in tags) + "]\n")
+    with (out / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write(settings)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--sdk", default=default_source("py-algorand-sdk"))
+    parser.add_argument("--testing", default=default_source("algorand-sdk-testing"))
+    parser.add_argument("--sdk-commit", default=SDK_COMMIT)
+    parser.add_argument("--testing-commit", default=TESTING_COMMIT)
+    args = parser.parse_args()
+    try:
+        path = assemble(args.out, args.sdk, args.testing, args.sdk_commit, args.testing_commit)
+    except subprocess.CalledProcessError as exc:
+        sys.exit(f"git failed: {' '.join(exc.cmd)}")
+    print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The second real behave corpus: py-algorand-sdk, whose Gherkin lives in another repository
+(algorand-sdk-testing, copied into tests/features as its test-harness.sh does), whose behave
+base dir is ``tests/`` and whose step modules import each other through the ``tests`` package
+(slow: assembled at pinned commits, built with mutants, calibrated on a sample).
+
+The corpus comes from the fetched mirrors under /work/.mirror when present, else GitHub; the
+test is skipped, saying why, when neither can be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.build.pipeline import BuildOptions, build_dataset
+from bench.calibrate import calibration_predictions
+from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, evaluate
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
+import py_algorand_sdk as corpus  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def algorand_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("algorand")
+    try:
+        project = corpus.assemble(base / "py-algorand-sdk", corpus.default_source("py-algorand-sdk"),
+                                  corpus.default_source("algorand-sdk-testing"))
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"the py-algorand-sdk corpus cannot be fetched here: {exc}")
+    out = base / "dataset"
+    build_dataset(str(project), out, BuildOptions(install_deps=True))
+    return out
+
+
+def test_the_second_behave_layout_builds(algorand_dataset: Path) -> None:
+    dataset = load_dataset(algorand_dataset)
+    assert dataset.verify() == []
+    project = dataset.card.projects[0]
+    assert (project.name, project.version, project.features_dir) == ("py-algorand-sdk", "2.12.0", "tests")
+    assert project.production == ["algosdk"]
+    # the package-imported sibling step module no longer makes every scenario ambiguous
+    assert "validation_positive_failed" not in project.exclusions, project.exclusions
+    assert project.instances >= 90, project.exclusions
+    # only the project's unit tags are its suite (integration scenarios need a live network)
+    assert project.exclusions.get("not_selected_by_tags", 0) > 0
+    gold = dataset.load_gold()
+    # a test implementation that spans step modules imported through the package
+    assert any(len({f.path for f in g.closure if f.path.endswith(".py")}) > 1 for g in gold.values())
+    mutation = dataset.card.mutation
+    assert mutation["mutants"] > 1000
+    assert mutation["scorable_instances"] >= 0.8 * project.instances
+
+
+def test_calibration_is_exact_on_a_sample(algorand_dataset: Path, tmp_path: Path) -> None:
+    sets = calibration_predictions(algorand_dataset)
+    gold = load_dataset(algorand_dataset).load_gold()
+    ids = sorted(p.instance_id for p in sets["oracle"] if gold[p.instance_id].kills)
+    sample = sorted(random.Random(0).sample(ids, min(20, len(ids))))
+    summaries = {}
+    for name in ("oracle", "empty"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name] if p.instance_id in sample))
+        summaries[name] = evaluate(algorand_dataset, path, tmp_path / name,
+                                   EvaluateOptions(instances=sample, resamples=200))
+    oracle, empty = summaries["oracle"], summaries["empty"]
+    assert oracle["pass_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
+    assert oracle["kill_complete_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
+    assert empty["kill_complete_at_1"]["value"] == 0.0 and empty["mutant_recall"]["value"] == 0.0
