@@ -29,8 +29,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-SDK_COMMIT = "189855d43cba5d20e66248693d74332052ccb08e"      # py-algorand-sdk, after v2.12.0
-TESTING_COMMIT = "7c67284b52675257e66c017cc3606bcd4803f4c6"  # algorand-sdk-testing master
+# A consistent pair: py-algorand-sdk v2.11.1+ (2026-03-09) and the algorand-sdk-testing master
+# its CI ran against then (2026-03-06). The newer pair (189855d / 7c67284, after both removed
+# dryrun) builds too, with 97 instances instead of 99.
+SDK_COMMIT = "3442519234c85345cde5f05b60f52e14d74fa7f3"
+TESTING_COMMIT = "29823f0666c7ab6e275c14c02ab9a6ae0bd990f3"
 MIRRORS = Path("/work/.mirror")
 
 

@@ -165,3 +165,14 @@ def test_package_imported_step_modules_build_and_calibrate(tmp_path: Path) -> No
         assert summary["kill_complete_at_1"]["value"] == kc, json.dumps(summary["outcomes"])
         if name == "oracle":
             assert summary["pass_at_1"]["value"] == 1.0
+
+
+def test_bad_layout_settings_are_one_line_errors(tmp_path: Path) -> None:
+    from bench.project import SourceError
+
+    for setting in ("tags = 5", 'test_dependencies = "glom"'):
+        files = dict(FILES)
+        files["pyproject.toml"] = FILES["pyproject.toml"].replace('tags = ["unit.math", "@unit.text"]', setting)
+        project = write_project(tmp_path / setting.split()[0], files)
+        with pytest.raises(SourceError, match=r"\[tool.req2test\] (tags|test_dependencies) must be a list"):
+            resolve_source(str(project))

@@ -46,11 +46,14 @@ def test_the_second_behave_layout_builds(algorand_dataset: Path) -> None:
     dataset = load_dataset(algorand_dataset)
     assert dataset.verify() == []
     project = dataset.card.projects[0]
-    assert (project.name, project.version, project.features_dir) == ("py-algorand-sdk", "2.12.0", "tests")
+    assert (project.name, project.version, project.features_dir) == ("py-algorand-sdk", "2.11.1", "tests")
     assert project.production == ["algosdk"]
     # the package-imported sibling step module no longer makes every scenario ambiguous
     assert "validation_positive_failed" not in project.exclusions, project.exclusions
-    assert project.instances >= 90, project.exclusions
+    # 99 at the pinned commits; the 22 scenarios that fail alone fail alone upstream too (they
+    # read a file that another scenario writes: tests/features/resources/mock_response_status)
+    assert project.instances >= 95, project.exclusions
+    assert set(project.exclusions) == {"not_selected_by_tags", "error"}, project.exclusions
     # only the project's unit tags are its suite (integration scenarios need a live network)
     assert project.exclusions.get("not_selected_by_tags", 0) > 0
     gold = dataset.load_gold()

@@ -96,3 +96,33 @@ def test_without_stop_the_run_is_behaves_whole_run(tmp_path: Path) -> None:
     assert not out["decided"] and out["summary"]["passed"] is False
     assert out["scenarios"] == ["failed", "passed"]
     assert after_all_ran(tmp_path)
+
+
+def test_workers_notice_a_mock_servers_shutdown_without_the_half_second_poll() -> None:
+    code = ("import socketserver\n"
+            "from bench.frameworks import behave_worker as bw\n"
+            "bw._shorten_idle_polls(); bw._shorten_idle_polls()\n"
+            "print(socketserver.BaseServer.serve_forever.__defaults__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "(0.01,)"
+
+
+def test_split_stream_stops_forking_once_the_run_has_started_threads() -> None:
+    """A forked child keeps only the forking thread: a mock server started in before_all
+    would be gone and the mutant's run would hang (a false kill by timeout)."""
+    import threading
+
+    from bench.frameworks.split_stream import SplitStream
+
+    stream = SplitStream({"s0": [{"id": "m1"}], "s1": [{"id": "m2"}]}, 5.0,
+                         prepare=lambda mutant: None, summarize=lambda result: result)
+    stop = threading.Event()
+    server = threading.Thread(target=stop.wait)
+    server.start()
+    try:
+        stream.at("s0")
+    finally:
+        stop.set()
+        server.join()
+    assert stream.results == {} and stream.plan == {}  # nothing forked: both run whole elsewhere
+    assert stream.threads_stopped_forking == "s0"

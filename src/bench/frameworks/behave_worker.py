@@ -77,6 +77,7 @@ class Worker:
 
     # ------------------------------------------------------------------ init
     def init(self, req: dict[str, Any]) -> dict[str, Any]:
+        _shorten_idle_polls()
         self.root = os.path.abspath(req["root"])
         self.features_dir = os.path.abspath(req["features_dir"])
         self.production_dirs = [os.path.abspath(p) for p in req.get("production_dirs", [])]
@@ -780,6 +781,19 @@ class RunRecorder:
                                  if p.startswith(self.features_dir)),
             }
         return result
+
+
+def _shorten_idle_polls() -> None:
+    """socketserver's ``serve_forever`` notices ``shutdown()`` only at its next poll, 0.5 s
+    by default: a suite whose hooks start and stop mock HTTP servers (py-algorand-sdk: two
+    per run, stopped in after_all) waits up to a second per run, and here every run is a
+    whole behave run. The default poll becomes 10 ms; what a served request sees does not
+    change (only how soon a shutdown is noticed). A poll the test passes itself is kept."""
+    import socketserver
+
+    serve_forever = socketserver.BaseServer.serve_forever
+    if serve_forever.__defaults__ == (0.5,):
+        serve_forever.__defaults__ = (0.01,)
 
 
 def _enter_import_root(root: str, ws_root: str, features_dir: str) -> None:

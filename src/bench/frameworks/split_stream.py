@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any, Callable
 
@@ -84,10 +85,18 @@ class SplitStream:
         self.summarize = summarize
         self.results: dict[str, dict[str, Any]] = {}
         self.is_mutant_child = False
+        self.threads_stopped_forking: str | None = None  # the point where live threads stopped it
 
     def at(self, label: str) -> None:
         if self.is_mutant_child:
             return  # a mutant child runs to the end without forking further
+        if self.plan and threading.active_count() > 1:
+            # The run started threads (py-algorand-sdk's mock HTTP servers in before_all):
+            # a forked child would have none of them and hang on its first request. Fork no
+            # more; the mutants left are each run whole from a fork of the worker.
+            self.threads_stopped_forking = label
+            self.plan.clear()
+            return
         for mutant in self.plan.pop(label, ()):
             self._fork(mutant)
             if self.is_mutant_child:
