@@ -134,16 +134,10 @@ def iter_tree(root: Path):
 
 
 def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
-    meta: dict = {}
-    settings: dict = {}
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
-        meta = data.get("project", {})
-        settings = data.get("tool", {}).get("req2test", {})
+    data = _pyproject(root)
+    meta = data.get("project", {})
+    settings = data.get("tool", {}).get("req2test", {})
     setup_text = (root / "setup.py").read_text(encoding="utf-8", errors="replace") \
         if (root / "setup.py").is_file() else ""
     setup_name, setup_version = _setup_keyword(setup_text, "name"), _setup_keyword(setup_text, "version")
@@ -181,17 +175,23 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
 def runtime_requirements(root: Path) -> list[str]:
     """What running the project's behave suite needs: its declared dependencies plus the
     step modules' own (``[tool.req2test] test_dependencies``, e.g. glom)."""
-    extra: object = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
-        extra = data.get("tool", {}).get("req2test", {}).get("test_dependencies", [])
+    extra = _pyproject(root).get("tool", {}).get("req2test", {}).get("test_dependencies", [])
     if not isinstance(extra, list) or not all(isinstance(d, str) for d in extra):
-        raise SourceError(f"{pyproject}: [tool.req2test] test_dependencies must be a list of requirements")
+        raise SourceError(f"{root / 'pyproject.toml'}: [tool.req2test] test_dependencies must be a list of "
+                          f"requirements")
     return declared_dependencies(root) + [str(d) for d in extra]
+
+
+def _pyproject(root: Path) -> dict:
+    """The project's pyproject.toml as data ({} when it has none); invalid TOML is the user's
+    problem, said in one line."""
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    try:
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
 
 
 def declared_dependencies(root: Path) -> list[str]:
@@ -199,14 +199,9 @@ def declared_dependencies(root: Path) -> list[str]:
     ``[project].dependencies``, else setup.cfg's ``[options] install_requires``, else the
     ``install_requires`` literal of setup.py (read with ``ast``: a project's setup.py is
     never run to learn this)."""
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        except tomllib.TOMLDecodeError:
-            project = {}
-        if "dependencies" in project and "dependencies" not in project.get("dynamic", []):
-            return [str(d) for d in project.get("dependencies", [])]
+    project = _pyproject(root).get("project", {})
+    if "dependencies" in project and "dependencies" not in project.get("dynamic", []):
+        return [str(d) for d in project.get("dependencies", [])]
     setup_cfg = root / "setup.cfg"
     if setup_cfg.is_file():
         parser = configparser.ConfigParser(interpolation=None)
@@ -215,8 +210,7 @@ def declared_dependencies(root: Path) -> list[str]:
             raw = parser.get("options", "install_requires", fallback="")
         except configparser.Error:
             raw = ""
-        found = [line.strip() for line in raw.replace(";", "\n;").splitlines()
-                 if line.strip() and not line.strip().startswith(("#", ";"))]
+        found = [line.strip() for line in raw.splitlines() if line.strip() and not line.strip().startswith("#")]
         if found:
             return found
     setup_py = root / "setup.py"
