@@ -8,6 +8,8 @@ pyproject.toml when present, otherwise from conventions (``features/``, ``src/``
 
 from __future__ import annotations
 
+import ast
+import configparser
 import hashlib
 import importlib.metadata
 import re
@@ -17,8 +19,6 @@ import sys
 import tarfile
 import tomllib
 import zipfile
-import ast
-import configparser
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,9 +138,8 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
     data = _pyproject(root)
     meta = data.get("project", {})
     settings = data.get("tool", {}).get("req2test", {})
-    setup_text = (root / "setup.py").read_text(encoding="utf-8", errors="replace") \
-        if (root / "setup.py").is_file() else ""
-    setup_name, setup_version = _setup_keyword(setup_text, "name"), _setup_keyword(setup_text, "version")
+    setup = _setup_literals(root)
+    setup_name, setup_version = setup.get("name"), setup.get("version")
     name = _normalise(str(meta.get("name") or (setup_name if isinstance(setup_name, str) else "") or root.name))
     version = str(meta.get("version") or _pkg_info_version(root)
                   or (setup_version if isinstance(setup_version, str) else "") or "0")
@@ -213,44 +212,43 @@ def declared_dependencies(root: Path) -> list[str]:
         found = [line.strip() for line in raw.splitlines() if line.strip() and not line.strip().startswith("#")]
         if found:
             return found
+    requires = _setup_literals(root).get("install_requires", [])
+    return [r for r in requires if isinstance(r, str)] if isinstance(requires, (list, tuple)) else []
+
+
+def _setup_literals(root: Path) -> dict[str, object]:
+    """The keyword arguments of setup.py's ``setup(...)`` call whose values are literals
+    (directly or through a module-level name bound to one), read with ``ast`` in one pass:
+    a project's setup.py is never run. {} without a setup.py or a readable call."""
     setup_py = root / "setup.py"
-    if setup_py.is_file():
-        return _setup_py_requirements(setup_py.read_text(encoding="utf-8", errors="replace"))
-    return []
-
-
-def _setup_py_requirements(text: str) -> list[str]:
-    value = _setup_keyword(text, "install_requires")
-    return [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else []
-
-
-def _setup_keyword(text: str, keyword_name: str) -> object:
-    """The literal value of ``setup(<keyword_name>=...)`` in a setup.py (or a module-level
-    name bound to a literal), read with ``ast``; None when it is not a literal."""
+    if not setup_py.is_file():
+        return {}
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(setup_py.read_text(encoding="utf-8", errors="replace"))
     except (SyntaxError, ValueError):
-        return None
+        return {}
     assigned: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned[node.targets[0].id] = node.value
+    literals: dict[str, object] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name != "setup":
+        func = node.func
+        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) != "setup":
             continue
         for keyword in node.keywords:
-            if keyword.arg == keyword_name:
-                value = keyword.value
-                if isinstance(value, ast.Name):
-                    value = assigned.get(value.id, value)
-                try:
-                    return ast.literal_eval(value)
-                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                    return None
-    return None
+            value = keyword.value
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            try:
+                literals.setdefault(keyword.arg or "", ast.literal_eval(value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return literals
+
+
 def _pkg_info_version(root: Path) -> str | None:
     info = root / "PKG-INFO"
     if info.is_file():

@@ -811,11 +811,13 @@ def _enter_import_root(root: str, ws_root: str, features_dir: str) -> None:
                    if entry and (os.path.abspath(entry) == root or os.path.abspath(entry).startswith(prefix))
                    else entry for entry in sys.path]
     top = os.path.join(root, os.path.relpath(features_dir, root).split(os.sep)[0]) + os.sep
+
+    def in_test_tree(path: str) -> bool:  # the tree's top itself counts (a package's __path__)
+        return (os.path.abspath(path) + os.sep).startswith(top)
+
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None) or ""
-        paths = list(getattr(module, "__path__", None) or [])
-        if (file and os.path.abspath(file).startswith(top)) or any(
-                os.path.abspath(p).startswith(top) or os.path.abspath(p) + os.sep == top for p in paths):
+        if (file and in_test_tree(file)) or any(in_test_tree(p) for p in getattr(module, "__path__", None) or []):
             del sys.modules[name]
     import importlib
     importlib.invalidate_caches()

@@ -448,13 +448,8 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str
         out["result"] = results[-1]
     else:
         out["exit"] = "crashed"
-        out["error"] = errors[0] if errors else bw_describe(status)
+        out["error"] = errors[0] if errors else forking.describe_wait_status(status)
     return out
-
-
-def bw_describe(status: int) -> str:
-    from bench.frameworks.forking import describe_wait_status
-    return describe_wait_status(status)
 
 
 def _kill_strays() -> int:
