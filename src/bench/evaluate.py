@@ -28,14 +28,13 @@ from pydantic import ValidationError
 from bench.build.closure import TestSide
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.evalspace import build_base
+from bench.frameworks.registry import get_framework
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import GoldTest, Instance, InstanceResult, Outcome, Prediction
 from bench.mutation.executor import load_manifest
 from bench.production_index import ProductionIndex
 from bench.summary import summarize_run
 from bench.verdict import Judgement, VerdictOptions, judge
-
-RUNNER_CONFIG_FILES = frozenset({"behave.ini", ".behaverc", "setup.cfg", "tox.ini", "pyproject.toml"})
 
 
 class EvaluationError(Exception):
@@ -93,15 +92,17 @@ class TestArea:
     infrastructure_py: frozenset[str]
     protected: frozenset[str]  # existing non-Python files of the features tree (fixtures, features)
     directories: frozenset[str] = frozenset()  # existing directories of the features tree
+    runner_config_files: frozenset[str] = frozenset()  # the framework's configuration file names
 
     @classmethod
-    def of(cls, snapshot: Path, features_dir: str) -> TestArea:
+    def of(cls, snapshot: Path, features_dir: str, framework: str = "behave") -> TestArea:
         side = TestSide.scan(snapshot, features_dir)
         entries = list((snapshot / features_dir).rglob("*"))
         protected = frozenset(p.relative_to(snapshot).as_posix() for p in entries
                               if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
         directories = frozenset(p.relative_to(snapshot).as_posix() for p in entries if p.is_dir())
-        return cls(features_dir, side.infrastructure_py, protected, directories)
+        return cls(features_dir, side.infrastructure_py, protected, directories,
+                   get_framework(framework).runner_config_files)
 
     def rejections(self, files: dict[str, str]) -> list[str]:
         """Why the submission's files cannot be laid out as a test (empty: they can)."""
@@ -116,7 +117,7 @@ class TestArea:
             elif raw in self.directories:
                 reasons.append(f"{raw}: a directory of the project, not a file")
             elif base not in path.parents:
-                kind = "runner configuration" if path.name in RUNNER_CONFIG_FILES else "outside the test area"
+                kind = "runner configuration" if path.name in self.runner_config_files else "outside the test area"
                 reasons.append(f"{raw}: {kind} (only files under {self.features_dir}/ are test code)")
             elif path.suffix == ".feature":
                 reasons.append(f"{raw}: feature files are the requirement, not test code")
@@ -325,7 +326,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
         for project_name, instances in by_project.items():
             project = next(p for p in dataset.card.projects if p.name == project_name)
             snapshot = dataset.root / project.snapshot
-            area = TestArea.of(snapshot, project.features_dir)
+            area = TestArea.of(snapshot, project.features_dir, project.framework)
             index = ProductionIndex(snapshot, project.production)
             manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
             runnable: list[tuple[Instance, Prediction]] = []
@@ -340,7 +341,8 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
             if not runnable:
                 continue
             base = build_base(snapshot, Path(tmp) / f"base-{_safe(project_name)}", project.features_dir,
-                              project.python_path, project.production, area.infrastructure_py, gold_files)
+                              project.python_path, project.production, area.infrastructure_py, gold_files,
+                              project.framework)
 
             def one(item: tuple[Instance, Prediction], manifest: dict = manifest, base: Any = base,
                     index: ProductionIndex = index) -> None:

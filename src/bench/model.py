@@ -265,6 +265,11 @@ class ProjectRecord(Frozen):
         default_factory=list,
         description="declaration keys whose bodies run while the package imports; views must keep them")
 
+    @property
+    def framework(self) -> str:
+        """The registry name of the project's framework (``runner`` is "<name> <version>")."""
+        return self.runner.split()[0] if self.runner.strip() else "behave"
+
 
 class DatasetCard(Frozen):
     name: str

@@ -44,6 +44,7 @@ class ProjectSource:
     production: list[str]
     dependencies: list[str]
     tags: list[str] = field(default_factory=list)  # behave tags that select scenarios (any of); [] = all
+    framework: str = "behave"  # registry name (bench.frameworks.registry)
 
 
 def default_cache_dir() -> Path:
@@ -164,11 +165,17 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
         tags = [tags]
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise SourceError(f"{pyproject}: [tool.req2test] tags must be a list of behave tags")
+    framework = settings.get("framework", "behave")
+    from bench.frameworks.registry import available
+
+    if not isinstance(framework, str) or framework not in available():
+        raise SourceError(f"{pyproject}: [tool.req2test] framework = {framework!r} is not a known test framework "
+                          f"(available: {', '.join(available())})")
     dependencies = runtime_requirements(root)
     return ProjectSource(name=name, version=version, spec=spec, root=root, sha256=sha,
                          features_dir=features_dir, python_path=python_path,
                          production=production, dependencies=dependencies,
-                         tags=[t.strip().lstrip("@") for t in tags if t.strip()])
+                         tags=[t.strip().lstrip("@") for t in tags if t.strip()], framework=framework)
 
 
 def runtime_requirements(root: Path) -> list[str]:

@@ -36,9 +36,9 @@ from typing import Any
 from bench.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
 from bench.frameworks.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
 from bench.frameworks.outcomes import classify_run
+from bench.frameworks.registry import get_framework
 from bench.guard.static_scan import scan_prediction
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
-from bench.mutation.generate import apply_mutant
 
 DETECTED = ("killed", "timeout", "infra_no_step", "crashed")
 
@@ -141,7 +141,8 @@ class _Session:
 
     # --------------------------------------------------------------- sandboxes
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
-        space = instance_space(self.base, self.prediction.files, self.dir / name)
+        space = instance_space(self.base, self.prediction.files, self.dir / name,
+                               link_production=self.options.isolation == "bwrap")
         box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits)
         self.sandboxes.append(box)
         box.start(space.prediction_files)
@@ -317,7 +318,7 @@ class _Session:
             original = target.read_text(encoding="utf-8") if target is not None else ""
             if target is not None and mutant is not None:
                 text = original if mutant.replacement == mutant.original and mutant.id == "null" \
-                    else apply_mutant(original, mutant)
+                    else get_framework(self.base.framework).language.apply_mutant(original, mutant)
                 _write_atomic(target, text)
             try:
                 self.fresh_runs += 1

@@ -16,11 +16,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from importlib import metadata
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from bench.frameworks.protocol import Framework
+from bench.frameworks.registry import get_framework
 from bench.project import SourceError, runtime_requirements
 from harness.sandbox.base import SandboxError
 
@@ -52,9 +53,9 @@ def project_requirements(snapshot: Path) -> list[str]:
         raise SandboxError(str(exc)) from exc
 
 
-def ensure_runtime(name: str, snapshot: Path, env_dir: Path | None = None) -> Runtime:
-    behave_version = metadata.version("behave")
-    packages = [f"behave=={behave_version}", *project_requirements(snapshot)]
+def ensure_runtime(name: str, snapshot: Path, env_dir: Path | None = None,
+                   framework: Framework | None = None) -> Runtime:
+    packages = [*(framework or get_framework()).runtime_packages(), *project_requirements(snapshot)]
     key = hashlib.sha256(json.dumps([sys.version, packages]).encode()).hexdigest()[:16]
     venv = (env_dir or default_env_dir()) / f"{name}-{key}"
     python = venv / "bin" / "python"

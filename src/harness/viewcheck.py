@@ -48,9 +48,7 @@ def run_gold_in_sandbox(ds: Dataset, opened: InstanceSandbox, instance_id: str) 
         if closure.role != "data":
             opened.sandbox.write_file(closure.path, (snapshot / closure.path).read_text(encoding="utf-8"))
     req = ds.instance(instance_id).requirement
-    result = opened.sandbox.exec(["python", "-m", "behave", "--no-summary", "--no-snippets", "-f", "plain",
-                                  *[f"{req.feature_file}:{line}" for line in req.run_lines]],
-                                 env=opened.env, timeout=300)
+    result = opened.sandbox.exec(opened.run_command(req.feature_file, req.run_lines), env=opened.env, timeout=300)
     return result.exit_code, result.stdout + result.stderr, result.seconds
 
 
@@ -78,8 +76,8 @@ def check_views(ds: Dataset, policy: SandboxPolicy, instance_ids: list[str] | No
         try:
             imports = opened.sandbox.exec(["python", "-c", "import " + ",".join(
                 sorted({Path(p).name.removesuffix('.py') for p in ds.card.projects[0].production}))], env=opened.env)
-            dry = opened.sandbox.exec(["python", "-m", "behave", "--dry-run", "--no-summary", "-f", "null",
-                                       ds.card.projects[0].features_dir], env=opened.env)
+            dry = opened.sandbox.exec(["python", *opened.framework.dry_run_command(ds.card.projects[0].features_dir)],
+                                      env=opened.env)
             initializes = "Traceback" not in dry.stderr.split("You can implement")[0]
             kept = len(opened.view.manifest.kept_import_time)
         finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.frameworks.outcomes import classify_run
+from bench.frameworks.registry import get_framework
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
 from bench.model import GoldTest, Instance, Mutant
 from bench.mutation.executor import (
@@ -20,7 +21,7 @@ from bench.mutation.executor import (
     resolve_fallbacks,
     session_request,
 )
-from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES, generate_mutants
+from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES
 from bench.testimpl import strip_step_bodies, then_step_targets
 
 
@@ -29,7 +30,7 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
                        timeout: float, progress: Any) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     started = time.perf_counter()
     work = roots[0]
-    mutants = generate_mutants(work, production)
+    mutants = get_framework(spec.framework).language.generate_mutants(work, production)
     by_id = {m.id: m for m in mutants}
     generated = time.perf_counter() - started
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}

@@ -19,14 +19,14 @@ from typing import Any, Protocol
 from bench import __version__
 from bench.build.analysis import TracedScenario, analyse_calls, hidden_functions
 from bench.build.closure import TestSide
-from bench.isolation import IsolationError, resolve_mode
 from bench.build.mutation_stage import run_mutation_stage
-from bench.mutation.executor import write_manifest
 from bench.build.relations import RelationInput, compute_relations
 from bench.build.stats import table2
 from bench.frameworks.outcomes import classify_run
+from bench.frameworks.registry import get_framework
 from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
-from bench.gherkin_reader import FeatureFile, cross_check_with_behave, read_feature_file
+from bench.gherkin_reader import FeatureFile, read_feature_file
+from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
     DatasetCard,
     Exclusion,
@@ -37,6 +37,7 @@ from bench.model import (
     ValidationRecord,
     ViewSpec,
 )
+from bench.mutation.executor import write_manifest
 from bench.production_index import ProductionIndex
 from bench.project import (
     IGNORED_NAMES,
@@ -159,6 +160,7 @@ def _copy_tree(src: Path, dst: Path) -> None:
 def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress: Progress,
            timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
+    framework = get_framework(source.framework)
     with timer("prepare"):
         roots = [tmp / f"slot{i}" for i in range(max(1, options.workers))]
         for root in roots:
@@ -181,7 +183,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                 exclusions.append(Exclusion(id=f"{project}/{parsed.path}", reason=f"feature_{parsed.problem}",
                                             detail=parsed.detail))
                 continue
-            warnings += cross_check_with_behave(work, parsed)
+            warnings += framework.parser_differences(work, parsed)
             for req in parsed.requirements:
                 scenarios_total += 1
                 instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
@@ -207,7 +209,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         raise BuildError(str(exc)) from exc
     spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path,
                       production=source.production, import_packages=packages, preload=True,
-                      isolation=isolation)
+                      isolation=isolation, framework=framework.name)
     try:
         with WorkerPool(spec, roots) as pool:
             init = pool.init_reply
@@ -400,6 +402,12 @@ def _analyse(project: str, source: ProjectSource, validated: list[Candidate], in
     return instances, gold
 
 
+def _runner_label(name: str) -> str:
+    """"<framework> <version>" for the card (what ``ProjectRecord.framework`` reads back)."""
+    framework = get_framework(name)
+    return f"{framework.name} {framework.version()}"
+
+
 def _id_order(instance_id: str) -> tuple[str, int]:
     path, _, line = instance_id.rpartition(":")
     return path, int(line)
@@ -433,7 +441,7 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
     record = ProjectRecord(
         name=project, version=source.version, source=source.spec, source_sha256=source.sha256,
         snapshot=snapshot_rel, features_dir=source.features_dir, python_path=source.python_path,
-        production=source.production, runner=f"behave {_behave_version()}",
+        production=source.production, runner=_runner_label(source.framework),
         instances=len(instances), features_total=features_total, scenarios_total=scenarios_total,
         exclusions=dict(sorted(reasons.items())), test_levels=dict(sorted(levels.items())),
         depends_on_pairs=depends, variant_of_pairs=variants,
@@ -464,10 +472,3 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
     staging.rename(out_dir)
     return card
 
-
-def _behave_version() -> str:
-    try:
-        from behave.version import VERSION
-        return str(VERSION)
-    except ImportError:
-        return "unknown"

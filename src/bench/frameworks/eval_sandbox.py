@@ -27,7 +27,6 @@ from typing import Any
 from bench.evalspace import InstanceSpace
 from bench.isolation import python_dirs, wrap
 
-WORKER_MODULE = "bench.frameworks.eval_worker"
 _SRC_DIR = str(Path(__file__).resolve().parents[2])
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 
@@ -69,7 +68,9 @@ class EvalSandbox:
         Path(scratch[0]).mkdir(exist_ok=True) if not isolated else None
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"{scratch[0]}/home", "TMPDIR": scratch[0],
                "LANG": "C.UTF-8", "PYTHONPATH": _SRC_DIR, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
-        command = [self.python, "-m", WORKER_MODULE]
+        from bench.frameworks.registry import get_framework
+
+        command = [self.python, "-m", get_framework(base.framework).eval_worker_module]
         if self.isolation == "bwrap":
             command = wrap(command, writable=[ws], readonly=[self.space.pristine, *self.space.production_dirs],
                            cwd=ws)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-WORKER_MODULE = "bench.frameworks.behave_worker"
 _SRC_DIR = str(Path(__file__).resolve().parents[2])
 
 
@@ -40,6 +39,7 @@ class WorkerSpec:
     extra_env: dict[str, str] = field(default_factory=dict)
     # "bwrap": no network, read-only system and production tree, only root's parent writable
     isolation: str = "none"
+    framework: str = "behave"  # registry name: which warm worker module to start
 
     def init_request(self) -> dict[str, Any]:
         return {
@@ -62,7 +62,9 @@ class WorkerProcess:
         env["PYTHONPATH"] = os.pathsep.join([_SRC_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # never pollute a project tree with __pycache__
         env.update(spec.extra_env)
-        command = [spec.python, "-m", WORKER_MODULE]
+        from bench.frameworks.registry import get_framework
+
+        command = [spec.python, "-m", get_framework(spec.framework).build_worker_module]
         if spec.isolation == "bwrap":
             from bench.isolation import wrap
 

@@ -200,8 +200,7 @@ def give_prerequisites(ds: Dataset, opened: InstanceSandbox, unit: GenerationUni
                 for path, text in prereq.files.items():
                     check.sandbox.write_file(path, text)
                 requirement = ds.instance(prereq.instance_id).requirement
-                result = check.sandbox.exec(["python", "-m", "behave", "--no-summary", "--no-snippets", "-f", "plain",
-                                             *[f"{requirement.feature_file}:{line}" for line in requirement.run_lines]],
+                result = check.sandbox.exec(check.run_command(requirement.feature_file, requirement.run_lines),
                                             env=check.env, timeout=300)
             finally:
                 check.sandbox.close()

@@ -8,10 +8,12 @@ code importable inside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.dataset import Dataset
+from bench.frameworks.protocol import Framework
+from bench.frameworks.registry import get_framework
 from harness.runtime import Runtime, ensure_runtime
 from harness.sandbox.base import WORKSPACE, Sandbox, SandboxError, SandboxPolicy
 from harness.sandbox.workspace import Workspace
@@ -27,6 +29,11 @@ class InstanceSandbox:
     workspace: Workspace
     runtime: Runtime | None
     env: dict[str, str]  # what commands need inside (PYTHONPATH to the view's production code)
+    framework: Framework = field(default_factory=get_framework)  # how to run the instance's scenarios
+
+    def run_command(self, feature: str, lines: list[int]) -> list[str]:
+        """argv that runs the selected scenarios with the project's runner, inside."""
+        return ["python", *self.framework.run_command(feature, lines)]
 
 
 def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime | None,
@@ -55,10 +62,11 @@ def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, po
     instance = dataset.instance(instance_id)
     project = next(p for p in dataset.card.projects if p.name == instance.project)
     workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir)
-    runtime = ensure_runtime(project.name, dataset.root / project.snapshot)
+    framework = get_framework(project.framework)
+    runtime = ensure_runtime(project.name, dataset.root / project.snapshot, framework=framework)
     sandbox = create_backend(policy, workspace, runtime)
     sandbox.start()
     root = str(workspace.root) if policy.backend == "local" else WORKSPACE
     python_path = ":".join(f"{root}/{entry}".rstrip("/.") for entry in project.python_path)
     return InstanceSandbox(sandbox=sandbox, view=view, workspace=workspace, runtime=runtime,
-                           env={"PYTHONPATH": python_path})
+                           env={"PYTHONPATH": python_path}, framework=framework)

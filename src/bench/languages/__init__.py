@@ -1,0 +1,1 @@
+"""Languages production code is written in (``bench.frameworks.protocol.Language``)."""

@@ -1,0 +1,175 @@
+"""The framework protocol and its registry: name → implementation, built in, registered in
+code or installed through the ``req2test.frameworks`` entry point group."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bench.frameworks import registry
+from bench.frameworks.behave_framework import BehaveFramework
+from bench.frameworks.protocol import Framework, FreshVerdict, Language
+from bench.model import Mutant
+from bench.project import SourceError, resolve_source
+
+
+class _ToyLanguage(Language):
+    name = "toy"
+    source_suffixes = (".toy",)
+
+    def generate_mutants(self, root: Path, production: list[str]) -> list[Mutant]:
+        return []
+
+    def apply_mutant(self, source: str, mutant: Mutant) -> str:
+        return source
+
+
+class ToyFramework(Framework):
+    """The smallest complete implementation: what a third framework must provide."""
+
+    name = "toy"
+    language = _ToyLanguage()
+    runner_config_files = frozenset({"toy.ini"})
+    build_worker_module = "toy.build_worker"
+    eval_worker_module = "toy.eval_worker"
+
+    def version(self) -> str:
+        return "0.1"
+
+    def runtime_packages(self) -> list[str]:
+        return ["toy==0.1"]
+
+    def run_command(self, feature: str, lines: list[int], *, stop: bool = False,
+                    report: str | None = None) -> list[str]:
+        return ["-m", "toy", *[f"{feature}:{line}" for line in lines]]
+
+    def dry_run_command(self, features_dir: str) -> list[str]:
+        return ["-m", "toy", "--dry", features_dir]
+
+    def parser_differences(self, root, feature):
+        return []
+
+    def fresh_run(self, root, python_path, feature, lines, mutant, timeout, python):
+        return FreshVerdict("survived", 0.0)
+
+
+@pytest.fixture
+def clean_registry():
+    saved = dict(registry._registered), dict(registry._instances)
+    yield
+    registry._registered.clear()
+    registry._registered.update(saved[0])
+    registry._instances.clear()
+    registry._instances.update(saved[1])
+
+
+def test_behave_is_the_default_and_built_in() -> None:
+    framework = registry.get_framework()
+    assert isinstance(framework, BehaveFramework)
+    assert registry.get_framework("behave") is framework  # one instance per name
+    assert "behave" in registry.available()
+    assert framework.language.name == "python"
+    assert framework.version() and framework.runtime_packages()[0].startswith("behave==")
+
+
+def test_behave_commands_are_what_the_callers_ran_before_the_protocol() -> None:
+    behave = registry.get_framework("behave")
+    assert behave.run_command("features/a.feature", [3, 9]) == [
+        "-m", "behave", "--no-summary", "--no-snippets", "-f", "plain", "features/a.feature:3", "features/a.feature:9"]
+    assert behave.run_command("features/a.feature", [3], stop=True, report="/tmp/r.json") == [
+        "-m", "behave", "--stop", "--no-summary", "--no-snippets", "-f", "json", "-o", "/tmp/r.json",
+        "features/a.feature:3"]
+    assert behave.dry_run_command("features") == ["-m", "behave", "--dry-run", "--no-summary", "-f", "null",
+                                                  "features"]
+    assert behave.build_worker_module == "bench.frameworks.behave_worker"
+    assert behave.eval_worker_module == "bench.frameworks.eval_worker"
+
+
+def test_unknown_name_says_what_is_available() -> None:
+    with pytest.raises(registry.UnknownFramework, match="no test framework named 'nosuch'; available: .*behave"):
+        registry.get_framework("nosuch")
+
+
+def test_register_a_class_or_an_import_path(clean_registry) -> None:
+    registry.register("toy", ToyFramework)
+    assert isinstance(registry.get_framework("toy"), ToyFramework)
+    assert "toy" in registry.available()
+    registry.register("toy2", f"{__name__}:ToyFramework")
+    assert registry.get_framework("toy2").run_command("f.feature", [1]) == ["-m", "toy", "f.feature:1"]
+
+
+def test_what_is_not_a_framework_is_refused(clean_registry) -> None:
+    registry.register("bad", f"{__name__}:_ToyLanguage")
+    with pytest.raises(registry.UnknownFramework, match="not a bench.frameworks.protocol.Framework"):
+        registry.get_framework("bad")
+    registry.register("missing", "no_such_module_anywhere:Thing")
+    with pytest.raises(registry.UnknownFramework, match="cannot load framework"):
+        registry.get_framework("missing")
+
+
+def test_an_incomplete_implementation_cannot_be_instantiated(clean_registry) -> None:
+    class Half(Framework):
+        name = "half"
+
+    registry.register("half", Half)
+    with pytest.raises(TypeError, match="abstract"):
+        registry.get_framework("half")
+
+
+def test_an_installed_package_registers_through_its_entry_point(tmp_path: Path, clean_registry,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "toyfw_pkg.py").write_text(textwrap.dedent(f"""
+        from {__name__} import ToyFramework as Installed
+    """), encoding="utf-8")
+    dist = tmp_path / "toyfw-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyfw\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[req2test.frameworks]\ninstalled-toy = toyfw_pkg:Installed\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "installed-toy" in registry.available()
+    assert isinstance(registry.get_framework("installed-toy"), ToyFramework)
+    sys.modules.pop("toyfw_pkg", None)
+
+
+def test_a_project_names_its_framework_and_an_unknown_one_is_a_clear_error(mini_project: Path) -> None:
+    assert resolve_source(str(mini_project)).framework == "behave"
+    pyproject = mini_project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    if "[tool.req2test]" in text:
+        text = text.replace("[tool.req2test]", "[tool.req2test]\nframework = \"cucumber-lisp\"")
+    else:
+        text += "\n[tool.req2test]\nframework = \"cucumber-lisp\"\n"
+    pyproject.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match="framework = 'cucumber-lisp' is not a known test framework"):
+        resolve_source(str(mini_project))
+
+
+def test_a_dataset_card_names_the_framework_through_its_runner_label() -> None:
+    from bench.build.pipeline import _runner_label
+    from bench.model import ProjectRecord
+
+    label = _runner_label("behave")
+    assert label == f"behave {registry.get_framework('behave').version()}"
+    fields = {name: field for name, field in ProjectRecord.model_fields.items()}
+    assert "framework" not in fields  # derived, so cards stay byte-identical
+    record = ProjectRecord.model_construct(runner=label)
+    assert record.framework == "behave"
+
+
+def test_the_cli_prints_the_unknown_framework_error_as_written(mini_project: Path, tmp_path: Path) -> None:
+    pyproject = mini_project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    text = text.replace("[tool.req2test]", "[tool.req2test]\nframework = \"nosuch\"") if "[tool.req2test]" in text \
+        else text + "\n[tool.req2test]\nframework = \"nosuch\"\n"
+    pyproject.write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "build", str(mini_project), "-o", str(tmp_path / "ds")],
+                          capture_output=True, text=True, check=False, env={**os.environ, "COLUMNS": "300"})
+    assert proc.returncode == 2
+    assert "[tool.req2test] framework = 'nosuch' is not a known test framework (available: behave" in proc.stderr
+    assert "Traceback" not in proc.stderr
