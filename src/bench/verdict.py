@@ -35,6 +35,7 @@ from typing import Any
 
 from bench.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
 from bench.frameworks.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
+from bench.frameworks.messages import RunClaim, WireMutant
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
 from bench.guard.static_scan import scan_prediction
@@ -161,8 +162,7 @@ class _Session:
     # -------------------------------------------------------------------- runs
     def traced(self) -> dict[str, Any]:
         assert self.warm is not None
-        claim = self.warm.call({"op": "trace", "feature": self.feature, "lines": self.lines,
-                                "timeout": self.options.timeout}, self.options.timeout + 30)
+        claim = self.warm.trace(self.feature, self.lines, self.options.timeout)
         self._screen(claim, "traced run")
         return claim
 
@@ -286,13 +286,9 @@ class _Session:
 
     def _warm_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
         assert self.warm is not None
-        reply = self.warm.call({"op": "runs", "feature": self.feature, "lines": self.lines, "limit": limit,
-                                "variants": [{"token": t, "mutant": _wire(m)} for t, m in variants]},
-                               limit * (len(variants) + 2) + 60)
-        runs = reply.get("runs")
-        if not isinstance(runs, dict):
-            raise WorkerLost(f"worker answered the runs without results: {str(reply.get('error'))[:200]}")
-        return runs, reply.get("resets") or {}
+        reply = self.warm.runs(self.feature, self.lines, limit,
+                               [{"token": t, "mutant": _wire(m)} for t, m in variants])
+        return reply["runs"], dict(reply["resets"])
 
     def start_cold(self) -> None:
         """The cold sandbox reuses the instance's workspace, first restored from pristine."""
@@ -322,16 +318,12 @@ class _Session:
                 _write_atomic(target, text)
             try:
                 self.fresh_runs += 1
-                reply = self.cold.call({"op": "runs", "feature": self.feature, "lines": self.lines, "limit": limit,
-                                        "variants": [{"token": token, "mutant": None}]}, limit + 60)
+                reply = self.cold.runs(self.feature, self.lines, limit, [{"token": token, "mutant": None}])
             finally:
                 if target is not None:
                     _write_atomic(target, original)
-            got = reply.get("runs")
-            if not isinstance(got, dict):
-                raise WorkerLost(f"cold worker answered without results: {str(reply.get('error'))[:200]}")
-            runs.update(got)
-            for key, value in (reply.get("resets") or {}).items():
+            runs.update(reply["runs"])
+            for key, value in reply["resets"].items():
                 resets[key] = resets.get(key, 0) + int(value)
         return runs, resets
 
@@ -430,11 +422,12 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _wire(mutant: Mutant | None) -> dict[str, Any] | None:
+def _wire(mutant: Mutant | None) -> WireMutant | None:
     """What a run needs to swap the code in, and nothing else (no id, no operator)."""
     if mutant is None:
         return None
-    data = mutant.model_dump(mode="json")
-    return {k: data[k] for k in ("file", "line", "col", "end_line", "end_col", "replacement", "function",
-                                 "function_line", "function_end", "scope")}
+    return WireMutant(file=mutant.file, line=mutant.line, col=mutant.col, end_line=mutant.end_line,
+                      end_col=mutant.end_col, replacement=mutant.replacement, function=mutant.function,
+                      function_line=mutant.function_line, function_end=mutant.function_end,
+                      scope=list(mutant.scope))
 

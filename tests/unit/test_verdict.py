@@ -59,9 +59,9 @@ class _FakeWarm:
         self.requests: list[dict[str, Any]] = []
         self.init_reply: dict[str, Any] = {}
 
-    def call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self.requests.append(request)
-        return {"runs": {v["token"]: self.policy(v["mutant"]) for v in request["variants"]}, "resets": {}}
+    def runs(self, feature: str, lines: list[int], limit: float, variants: list[dict[str, Any]]) -> dict[str, Any]:
+        self.requests.append({"op": "runs", "feature": feature, "lines": lines, "limit": limit, "variants": variants})
+        return {"runs": {v["token"]: self.policy(v["mutant"]) for v in variants}, "resets": {}}
 
 
 def _session(warm: _FakeWarm, seed: int = 3) -> _Session:

@@ -20,11 +20,15 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
 
 from bench.evalspace import InstanceSpace
+from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest, Variant
 from bench.isolation import python_dirs, wrap
 
 _SRC_DIR = str(Path(__file__).resolve().parents[2])
@@ -55,7 +59,7 @@ class EvalSandbox:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     python: str = sys.executable
     proc: subprocess.Popen[bytes] | None = None
-    init_reply: dict[str, Any] = field(default_factory=dict)
+    init_reply: EvalInitReply | dict[str, Any] = field(default_factory=dict)
     _buffer: bytes = b""
     _cgroup: Any = None
 
@@ -77,7 +81,7 @@ class EvalSandbox:
             command = self._in_cgroup(command)
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(ws), start_new_session=True)
-        request = {"op": "init", "root": str(ws), "features_dir": str(ws / base.features_dir),
+        request: EvalInit = {"op": "init", "root": str(ws), "features_dir": str(ws / base.features_dir),
                    "python_path": [str(ws / p) for p in base.python_path],
                    "production_dirs": [str(p) for p in self.space.production_dirs],
                    "import_packages": sorted({Path(p).name.removesuffix(".py") for p in base.production})
@@ -88,10 +92,28 @@ class EvalSandbox:
                    "isolated": isolated, "scratch": scratch,
                    "mounts": [str(d) for d in python_dirs()] if isolated else [],
                    "limits": self.limits.child_limits()}
-        self.init_reply = self.call(request, timeout)
-        if "error" in self.init_reply:
-            raise WorkerLost(f"worker did not start: {self.init_reply['error']}")
+        reply = self.call(request, timeout)
+        if "error" in reply:
+            raise WorkerLost(f"worker did not start: {str(reply['error'])[:500]}")
+        self.init_reply = _validated(_INIT_REPLY, reply, "init")
         return self.init_reply
+
+    def trace(self, feature: str, lines: list[int], timeout: float) -> RunClaim:
+        """The coverage run (never a verdict run)."""
+        request: TraceRequest = {"op": "trace", "feature": feature, "lines": lines, "timeout": timeout}
+        return _validated(_CLAIM, self._served(request, timeout + 30), "trace")
+
+    def runs(self, feature: str, lines: list[int], limit: float, variants: list[Variant]) -> RunsReply:
+        """Verdict runs in the order given, each in its own child from the pristine state."""
+        request: RunsRequest = {"op": "runs", "feature": feature, "lines": lines, "limit": limit,
+                                "variants": variants}
+        return _validated(_RUNS_REPLY, self._served(request, limit * (len(variants) + 2) + 60), "runs")
+
+    def _served(self, request: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+        reply = self.call(dict(request), timeout)
+        if "error" in reply:
+            raise WorkerLost(f"worker failed the {request['op']} request: {str(reply['error'])[:300]}")
+        return reply
 
     def _in_cgroup(self, command: list[str]) -> list[str]:
         try:
@@ -186,3 +208,20 @@ class EvalSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_INIT_REPLY = TypeAdapter(EvalInitReply)
+_CLAIM = TypeAdapter(RunClaim)
+_RUNS_REPLY = TypeAdapter(RunsReply)
+_T = TypeVar("_T")
+
+
+def _validated(adapter: TypeAdapter[_T], reply: dict[str, Any], what: str) -> _T:
+    """The reply as its type says, or a lost worker: strict, so nothing is coerced (a
+    worker that answers ``"exit": 1`` or ``"elapsed": "0.1"`` is broken, not lenient)."""
+    try:
+        return adapter.validate_python(reply, strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise WorkerLost(f"worker broke the protocol ({what} reply: {where}: {first['msg']})") from None

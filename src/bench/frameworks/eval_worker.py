@@ -21,12 +21,9 @@ traced run that measures coverage is a separate run. Which variant is a real mut
 which mutants the ground truth kills, is known only outside, to the verdict process.
 
 Standard library + behave only (it runs in the project's environment). JSON lines on the
-original stdout; requests:
-  {"op": "init", "root", "features_dir", "python_path", "production_dirs", "import_packages",
-   "pristine", "fixed": [...], "limits": {...}}
-  {"op": "trace", "feature", "lines", "timeout"}
-  {"op": "runs", "feature", "lines", "limit", "variants": [{"token", "mutant": {...} | null}]}
-  {"op": "quit"}
+original stdout; the requests and replies are typed in ``bench.frameworks.messages``
+(``EvalInit`` → ``EvalInitReply``, ``TraceRequest`` → ``RunClaim``, ``RunsRequest`` →
+``RunsReply``; ``{"op": "quit"}`` ends the worker), which the verdict process validates.
 """
 
 from __future__ import annotations
@@ -46,6 +43,7 @@ from bench.frameworks import behave_worker as bw
 from bench.frameworks import forking
 from bench.frameworks.change_watch import ChangeWatch
 from bench.frameworks.forking import kill_group, load_libc, read_until_closed
+from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
 PR_SET_DUMPABLE = 4
@@ -69,7 +67,7 @@ class EvalWorker(bw.Worker):
         self.scratch: list[str] = []
 
     # ------------------------------------------------------------------ init
-    def init(self, req: dict[str, Any]) -> dict[str, Any]:
+    def init(self, req: EvalInit) -> EvalInitReply:  # type: ignore[override]
         _undumpable()  # a child of the same uid must not ptrace or read this process's memory
         before = set(sys.modules)
         # A cold worker imports what production depends on but is not production (lxml, the
@@ -186,7 +184,7 @@ class EvalWorker(bw.Worker):
             shutil.copy2(source, target, follow_symlinks=False)
 
     # ------------------------------------------------------------------ runs
-    def trace(self, req: dict[str, Any]) -> dict[str, Any]:
+    def trace(self, req: TraceRequest) -> RunClaim:
         """The traced run: coverage and direct calls for the metrics, the ladder's stage.
         Its tracer makes it distinguishable, so it is never a verdict run."""
         self.reset()
@@ -208,7 +206,7 @@ class EvalWorker(bw.Worker):
         bw._prune_to_selected(parsed, set(lines))
         return parsed
 
-    def runs(self, req: dict[str, Any]) -> dict[str, Any]:
+    def runs(self, req: RunsRequest) -> RunsReply:
         """Verdict runs in the order given (the verdict process shuffled them).
 
         The variant's code is compiled here, in the worker, where no prediction code ever
@@ -404,7 +402,7 @@ def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], Non
     return _Screen()
 
 
-def _collect(pid: int, read_fd: int, started: float, timeout: float) -> dict[str, Any]:
+def _collect(pid: int, read_fd: int, started: float, timeout: float) -> RunClaim:
     """The run's claim: every JSON line the child wrote (findings stream in as they happen)."""
     raw, timed_out = read_until_closed(read_fd, started + timeout, MAX_CLAIM_BYTES)
     size = len(raw)
