@@ -1,3 +1,4 @@
+import textwrap
 from pathlib import Path
 
 from bench.build.closure import TestSide
@@ -64,3 +65,30 @@ def test_production_index_maps_code_objects_to_declarations(mini_project: Path) 
     assert index.by_key["src/minicalc/core.py:Calculator.__init__"].kind == "constructor"
     assert index.module_name("src/minicalc/core.py", ["src"]) == "minicalc.core"
     assert index.module_name("src/minicalc/__init__.py", ["src"]) == "minicalc"
+
+
+def test_a_property_getter_and_setter_that_both_ran_are_both_hidden_in_any_set_order(tmp_path: Path) -> None:
+    """Found by rebuilding py-algorand-sdk: the getter and the setter of a property share a
+    qualname, and the set's iteration order chose which one was hidden."""
+    from bench.build.analysis import hidden_functions
+
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "model.py").write_text(textwrap.dedent('''
+        class Request:
+            @property
+            def accounts(self):
+                return self._accounts
+
+            @accounts.setter
+            def accounts(self, value):
+                self._accounts = value
+    '''), encoding="utf-8")
+    index = ProductionIndex(tmp_path, ["src/pkg"])
+    executed = {("src/pkg/model.py", 3, "Request.accounts"), ("src/pkg/model.py", 7, "Request.accounts")}
+    spans = []
+    for order in (sorted(executed), sorted(executed, reverse=True)):
+        hidden = hidden_functions([], set(order), index, shared=set(), import_time=set())
+        spans.append([(h.def_line, h.body_start, h.body_end) for h in hidden])
+    assert spans[0] == spans[1] == [(4, 5, 5), (8, 9, 9)]

@@ -179,15 +179,17 @@ def hidden_functions(target_functions: list[FunctionInfo], executed: set[CodeKey
       minus code shared by most instances (``shared``, decided over the dataset),
       minus bodies that run at import time (hiding them would break the import),
       minus nested functions (hidden with their enclosing function).
-    Targets themselves are hidden even when shared.
+    Targets themselves are hidden even when shared. Functions are told apart by file and
+    line, not qualname: a property's getter and setter share one, and each body that ran
+    is hidden (the build was nondeterministic when a set's order chose one of the two).
     """
-    chosen: dict[str, FunctionInfo] = {}
+    chosen: dict[tuple[str, int], FunctionInfo] = {}
     for info in target_functions:
         if info.key not in import_time and not info.nested:
-            chosen[info.key] = info
-    for key in executed:
+            chosen[(info.file, info.def_line)] = info
+    for key in sorted(executed):
         info = index.lookup(*key)
         if info is None or info.nested or info.key in shared or info.key in import_time:
             continue
-        chosen.setdefault(info.key, info)
+        chosen.setdefault((info.file, info.def_line), info)
     return sorted(chosen.values(), key=lambda i: (i.file, i.def_line))
