@@ -12,8 +12,8 @@ import typer
 from bench import cli as bench_cli
 from harness.cli_agents import agents_app
 from harness.cli_generate import generate_command
-from harness.cli_run import demo_command, run_command, submit_command
 from harness.cli_report import compare_command, report_command
+from harness.cli_run import demo_command, run_command, submit_command
 from harness.cli_views import view_command
 from harness.provider.cli import provider_serve
 

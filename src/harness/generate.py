@@ -189,7 +189,8 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
             trajectory.add("prerequisites", given=sorted(prerequisites), detail=task_extra.get("detail", ""))
         task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,
                          python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs,
-                         enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites)
+                         enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites,
+                         framework=project.framework)
         try:
             result = agent.run(task, AgentEnv(opened, model, trajectory))
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's

@@ -13,7 +13,7 @@ import pytest
 
 from bench.frameworks import registry
 from bench.frameworks.behave_framework import BehaveFramework
-from bench.frameworks.protocol import Framework, FreshVerdict, Language
+from bench.frameworks.protocol import Framework, FreshVerdict, Language, PromptTerms
 from bench.model import Mutant
 from bench.project import SourceError, resolve_source
 
@@ -37,6 +37,10 @@ class ToyFramework(Framework):
     runner_config_files = frozenset({"toy.ini"})
     build_worker_module = "toy.build_worker"
     eval_worker_module = "toy.eval_worker"
+
+    def prompt_terms(self) -> PromptTerms:
+        return PromptTerms(runner="toyrunner", language="Toyscript", step_definitions="toy step glue",
+                           hooks_file="hooks.toy", code_fence="toy", run_example="toyrunner run ...")
 
     def version(self) -> str:
         return "0.1"
@@ -173,3 +177,23 @@ def test_the_cli_prints_the_unknown_framework_error_as_written(mini_project: Pat
     assert proc.returncode == 2
     assert "[tool.req2test] framework = 'nosuch' is not a known test framework (available: behave" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_prompts_and_the_builtin_agents_tools_speak_the_projects_framework(clean_registry, mini_dataset) -> None:
+    from bench.dataset import load_dataset
+    from harness.agents.base import AgentTask
+    from harness.agents.builtin import TOOLS, task_messages, tools_for
+
+    registry.register("toy", ToyFramework)
+    instance = load_dataset(mini_dataset).instances[0]
+    behave_task = AgentTask(instance=instance, view="th", features_dir="features", python_path="/workspace/src")
+    toy_task = behave_task.model_copy(update={"framework": "toy"})
+    behave_text = "\n".join(m["content"] for m in task_messages(behave_task))
+    toy_text = "\n".join(m["content"] for m in task_messages(toy_task))
+    assert "behave step definitions" in behave_text and "runs with behave" in behave_text
+    assert "Write Python files" in behave_text and "features/environment.py" in behave_text
+    assert "toy step glue" in toy_text and "runs with toyrunner" in toy_text
+    assert "Write Toyscript files" in toy_text and "features/hooks.toy" in toy_text and "behave" not in toy_text
+    run_tool = next(t for t in tools_for(ToyFramework().prompt_terms()) if t["function"]["name"] == "run")
+    assert "toyrunner run ..." in run_tool["function"]["description"]
+    assert TOOLS == tools_for(registry.get_framework("behave").prompt_terms())

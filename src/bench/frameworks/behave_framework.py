@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import ClassVar
 
-from bench.frameworks.protocol import Framework, FreshVerdict, Language
+from bench.frameworks.protocol import Framework, FreshVerdict, Language, PromptTerms
 from bench.gherkin_reader import FeatureFile
 from bench.languages.python import PythonLanguage
 from bench.model import Mutant
@@ -32,6 +32,10 @@ class BehaveFramework(Framework):
         {"behave.ini", ".behaverc", "setup.cfg", "tox.ini", "pyproject.toml"})
     build_worker_module: ClassVar[str] = "bench.frameworks.behave_worker"
     eval_worker_module: ClassVar[str] = "bench.frameworks.eval_worker"
+
+    def prompt_terms(self) -> PromptTerms:
+        return PromptTerms(runner="behave", language="Python", step_definitions="behave step definitions",
+                           hooks_file="environment.py", code_fence="python", run_example="python -m behave ...")
 
     def version(self) -> str:
         from behave.version import VERSION

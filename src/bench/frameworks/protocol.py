@@ -32,6 +32,19 @@ class FreshVerdict:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class PromptTerms:
+    """How prompts and agents name the framework's things (the shipped templates in
+    ``prompts/`` use them as ``{{ terms.* }}``; custom templates may ignore them)."""
+
+    runner: str  # "behave": the tool the scenario runs with
+    language: str  # "Python": what test files are written in
+    step_definitions: str  # "behave step definitions": what a test implementation consists of
+    hooks_file: str  # "environment.py": the suite-wide hook module a view keeps
+    code_fence: str  # "python": the Markdown fence of a test file
+    run_example: str  # "python -m behave ...": how to run scenarios by hand
+
+
 class Language(ABC):
     """What req2test needs of the language the production code is written in."""
 
@@ -66,6 +79,10 @@ class Framework(ABC):
     build_worker_module: ClassVar[str]
     #: ``python -m`` module of the evaluator's sandboxed worker (ops: init, trace, runs)
     eval_worker_module: ClassVar[str]
+
+    @abstractmethod
+    def prompt_terms(self) -> PromptTerms:
+        """The framework's vocabulary for prompts, agents' tool descriptions and enrichment."""
 
     @abstractmethod
     def version(self) -> str:

@@ -35,6 +35,7 @@ class AgentTask(BaseModel):
     enriched_requirement: str | None = Field(None, description="a clarified requirement, when a strategy made one")
     prerequisite_tests: dict[str, str] = Field(default_factory=dict,
                                                description="passing tests of prerequisite requirements")
+    framework: str = Field("behave", description="the project's test framework (bench.frameworks.registry name)")
 
 
 class AgentResult(BaseModel):

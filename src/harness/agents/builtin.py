@@ -11,6 +11,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from bench.frameworks.protocol import PromptTerms
+from bench.frameworks.registry import get_framework
 from harness.agents.base import AgentEnv, AgentResult, AgentTask
 from harness.llm import LimitReached, ProviderInterrupted, ToolCall
 from harness.prompts import paragraph, render
@@ -25,21 +27,26 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
         "type": "object", "properties": properties, "required": required, "additionalProperties": False}}}
 
 
-TOOLS = [
-    _tool("list_files", "List files under a directory of the repository view (hidden files skipped).",
-          {"path": {"type": "string"}, "depth": {"type": "integer", "minimum": 1, "maximum": 6}}, ["path"]),
-    _tool("read_file", "Read a file with line numbers (optionally a line range).",
-          {"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}}, ["path"]),
-    _tool("search", "grep -rn with an extended regular expression, optionally limited to a file glob.",
-          {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]),
-    _tool("write_file", "Create or overwrite a file under the workspace.",
-          {"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
-    _tool("edit_file", "Replace exactly one occurrence of `old` by `new` in a file.",
-          {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}}, ["path", "old", "new"]),
-    _tool("run", "Run a shell command in the workspace (time-limited; e.g. python -m behave ...).",
-          {"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": 600}}, ["command"]),
-    _tool("submit", "Finish: the test implementation is written.", {"summary": {"type": "string"}}, []),
-]
+def tools_for(terms: PromptTerms) -> list[dict[str, Any]]:
+    """The tool definitions, in the framework's words (the run tool's example command)."""
+    return [
+        _tool("list_files", "List files under a directory of the repository view (hidden files skipped).",
+              {"path": {"type": "string"}, "depth": {"type": "integer", "minimum": 1, "maximum": 6}}, ["path"]),
+        _tool("read_file", "Read a file with line numbers (optionally a line range).",
+              {"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}}, ["path"]),
+        _tool("search", "grep -rn with an extended regular expression, optionally limited to a file glob.",
+              {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]),
+        _tool("write_file", "Create or overwrite a file under the workspace.",
+              {"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
+        _tool("edit_file", "Replace exactly one occurrence of `old` by `new` in a file.",
+              {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}}, ["path", "old", "new"]),
+        _tool("run", f"Run a shell command in the workspace (time-limited; e.g. {terms.run_example}).",
+              {"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": 600}}, ["command"]),
+        _tool("submit", "Finish: the test implementation is written.", {"summary": {"type": "string"}}, []),
+    ]
+
+
+TOOLS = tools_for(get_framework("behave").prompt_terms())  # the default framework's
 
 
 def truncate(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
@@ -51,16 +58,17 @@ def truncate(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
 
 
 def task_messages(task: AgentTask) -> list[dict[str, Any]]:
-    system = render("system.md.j2", workspace=WORKSPACE)
+    terms = get_framework(task.framework).prompt_terms()
+    system = render("system.md.j2", workspace=WORKSPACE, terms=terms)
     user = render("task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
                   view=task.view, features_dir=task.features_dir, python_path=task.python_path,
-                  paragraphs=[paragraph(name) for name in task.paragraphs])
+                  paragraphs=[paragraph(name) for name in task.paragraphs], terms=terms)
     if task.enriched_requirement:
         user += f"\n# Clarified requirement\n\n{task.enriched_requirement.strip()}\n"
     if task.prerequisite_tests:
         user += "\n# Passing tests of prerequisite requirements (you may reuse them)\n"
         for path, text in sorted(task.prerequisite_tests.items()):
-            user += f"\n`{path}`:\n```python\n{text}\n```\n"
+            user += f"\n`{path}`:\n```{terms.code_fence}\n{text}\n```\n"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -74,12 +82,13 @@ class BuiltinAgent:
         if env.model is None:
             return AgentResult(reason="agent_error", detail="the built-in agent needs a model")
         messages = task_messages(task)
+        tools = tools_for(get_framework(task.framework).prompt_terms())
         for message in messages:
             env.trajectory.add("message", role=message["role"], content=message["content"])
         nudged = False
         while True:
             try:
-                reply = env.model.complete(messages, TOOLS)
+                reply = env.model.complete(messages, tools)
             except LimitReached as exc:
                 env.trajectory.add("end", reason=exc.reason, detail=str(exc))
                 return AgentResult(reason=exc.reason, detail=str(exc))

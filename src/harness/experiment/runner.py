@@ -507,7 +507,7 @@ class ExperimentRunner:
             model = Model(options.model, options.limits, ledger)
         view_root = materialize(self.dataset, instance_id, av.view).root if selector != "oracle" else None
         context = SelectionContext(instance=instance, features_dir=project.features_dir, view_root=view_root,
-                                   model=model,
+                                   model=model, framework=project.framework,
                                    results={k: r[instance_id] for k, r in results.items() if instance_id in r}
                                    if selector == "oracle" else None)
         selection = select(selector, [Candidate(index=k, prediction=p) for k, p in sorted(cands.items())], context)

@@ -82,7 +82,10 @@ def run_enrichment(unit: EnrichmentUnit) -> EnrichmentOutcome:
     context = gather_context(instance, view.root, project.features_dir)
     assert unit.options.model is not None
     ledger = Ledger(Path(unit.ledger_path), {"instance_id": unit.instance_id, "step": "enrichment"})
-    enriched = enrich(instance, context, Model(unit.options.model, unit.options.limits, ledger))
+    from bench.frameworks.registry import get_framework
+
+    enriched = enrich(instance, context, Model(unit.options.model, unit.options.limits, ledger),
+                      get_framework(project.framework).prompt_terms())
     totals = ledger.totals()
     outcome = EnrichmentOutcome(instance_id=unit.instance_id, text=enriched.text,
                                 surfaced=[f.path for f in context.surfaced[:10]],

@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench.frameworks.protocol import PromptTerms
+from bench.frameworks.registry import get_framework
 from bench.gherkin_reader import read_feature_file
 from bench.model import Instance, Requirement
 from harness.prompts import render
@@ -501,15 +503,18 @@ def gather_context(instance: Instance, view_root: Path, features_dir: str, limit
                              sibling_scenarios=siblings)
 
 
-def enrich_messages(instance: Instance, context: EnrichmentContext) -> list[dict[str, Any]]:
+def enrich_messages(instance: Instance, context: EnrichmentContext,
+                    terms: PromptTerms | None = None) -> list[dict[str, Any]]:
     prompt = render("enrich.md.j2", requirement=instance.requirement, interfaces=instance.target_interfaces,
-                    surfaced=context.surfaced, docstrings=context.docstrings, siblings=context.sibling_scenarios)
+                    surfaced=context.surfaced, docstrings=context.docstrings, siblings=context.sibling_scenarios,
+                    terms=terms or get_framework().prompt_terms())
     return [{"role": "user", "content": prompt}]
 
 
-def enrich(instance: Instance, context: EnrichmentContext, model: Any) -> EnrichedRequirement:
+def enrich(instance: Instance, context: EnrichmentContext, model: Any,
+           terms: PromptTerms | None = None) -> EnrichedRequirement:
     """One model call: the clarified requirement (LimitReached/ProviderInterrupted propagate to the runner)."""
-    reply = model.complete(enrich_messages(instance, context), None)
+    reply = model.complete(enrich_messages(instance, context, terms), None)
     return EnrichedRequirement(text=_unfence(reply.content or ""), context=context)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bench.frameworks.registry import get_framework
 from bench.model import Instance, InstanceResult, Outcome, Prediction, Step
 
 SELECTORS = ("oracle", "static", "judge", "consensus")
@@ -51,6 +52,7 @@ class SelectionContext:
     view_root: Path | None = None  # materialized view (project-root layout): fixtures and shared helpers
     model: Any = None  # harness.llm.Model, for the judge
     results: dict[int, InstanceResult] | None = None  # evaluator verdicts by candidate index, oracle only
+    framework: str = "behave"  # the project's test framework: how the judge's prompt names things
 
 
 class Selection(BaseModel):
@@ -697,7 +699,7 @@ def judge_messages(candidates: list[Candidate], context: SelectionContext) -> li
         shown.append({"index": cand.index, "files": files})
     prompt = render(JUDGE_TEMPLATE, requirement=context.instance.requirement,
                     interfaces=context.instance.target_interfaces, candidates=shown,
-                    features_dir=context.features_dir)
+                    features_dir=context.features_dir, terms=get_framework(context.framework).prompt_terms())
     return [{"role": "system", "content": "You review BDD test implementations and pick the best one. "
                                           "Answer with the JSON object asked for, nothing else."},
             {"role": "user", "content": prompt}]
