@@ -11,7 +11,7 @@ and ``@overload``/``@abstractmethod`` declarations have nothing to hide and stay
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -39,6 +39,41 @@ def hide_bodies(source: str, should_hide: Callable[[str, int], bool]) -> tuple[s
     transformer = _Hider(should_hide)
     new_module = wrapper.visit(transformer)
     return new_module.code, transformer.report
+
+
+class BodyHider(Protocol):
+    """Hides function bodies of one language (views go through ``hider_for``)."""
+
+    language: str
+    source_suffixes: tuple[str, ...]
+
+    def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
+        """The source with every body ``should_hide(qualname, def_line)`` selects replaced
+        by a placeholder that raises with ``HIDDEN_MESSAGE``; declarations stay verbatim."""
+
+
+class PythonHider:
+    language = "python"
+    source_suffixes = (".py",)
+
+    def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
+        return hide_bodies(source, should_hide)
+
+
+_HIDERS: dict[str, BodyHider] = {"python": PythonHider()}
+
+
+def register_hider(hider: BodyHider) -> None:
+    """Views of projects in ``hider.language`` hide bodies with ``hider``."""
+    _HIDERS[hider.language] = hider
+
+
+def hider_for(language: str) -> BodyHider:
+    """The body hider of a language (``Framework.language.name``)."""
+    try:
+        return _HIDERS[language]
+    except KeyError:
+        raise LookupError(f"no body hider for {language!r} (have: {', '.join(sorted(_HIDERS))})") from None
 
 
 class _Hider(cst.CSTTransformer):

@@ -31,8 +31,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset, load_dataset
+from bench.frameworks.registry import get_framework
 from bench.model import Instance, ProjectRecord
-from harness.hiding import hide_bodies
+from harness.hiding import BodyHider, hider_for
 
 ViewKind = Literal["th", "ah"]
 VIEWS_VERSION = "1"
@@ -192,18 +193,23 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
     """Replace bodies in the copied tree; returns (hidden keys, kept import-time keys)."""
     hidden: list[str] = []
     kept: list[str] = []
+    try:
+        hider = hider_for(get_framework(recipe.project.framework).language.name)
+    except LookupError as exc:  # also an unknown framework (registry.UnknownFramework)
+        raise ViewError(str(exc)) from None
     if recipe.kind == "th":
         by_file: dict[str, set[int]] = {}
         for span in recipe.instance.view.target_hidden:
             if (span.file, span.def_line) not in recipe.revealed:
                 by_file.setdefault(span.file, set()).add(span.def_line)
         for rel, lines in sorted(by_file.items()):
-            hidden += _rewrite(tree / rel, rel, lambda qualname, line, lines=lines: line in lines)
+            hidden += _rewrite(tree / rel, rel, lambda qualname, line, lines=lines: line in lines, hider)
         return sorted(hidden), kept
     import_time = set(recipe.project.import_time_bodies)
     for scope in recipe.instance.view.all_hidden_scope:
         base = tree / scope
-        files = [base] if base.is_file() else sorted(base.rglob("*.py"))
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.suffix in hider.source_suffixes
+                                                     and p.is_file())
         for path in files:
             rel = path.relative_to(tree).as_posix()
 
@@ -215,16 +221,16 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
                     return False
                 return True
 
-            hidden += _rewrite(path, rel, should_hide)
+            hidden += _rewrite(path, rel, should_hide, hider)
     return sorted(hidden), sorted(set(kept))
 
 
-def _rewrite(path: Path, rel: str, should_hide) -> list[str]:
+def _rewrite(path: Path, rel: str, should_hide, hider: BodyHider) -> list[str]:
     if not path.is_file():
         raise ViewError(f"view spec names {rel}, which the snapshot does not have")
     source = path.read_text(encoding="utf-8")
     try:
-        text, report = hide_bodies(source, should_hide)
+        text, report = hider.hide_bodies(source, should_hide)
     except Exception as exc:  # libcst parse errors: name the file, not a traceback
         raise ViewError(f"cannot hide bodies in {rel}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
     path.write_text(text, encoding="utf-8")

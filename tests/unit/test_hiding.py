@@ -144,3 +144,27 @@ def test_local_backend_needs_opt_in_and_says_it_is_not_isolated(tmp_path: Path) 
     assert set(sandbox.diff().test_files) == {"features/steps/s.py"}
     report = sandbox.close()
     assert report.isolated is False and "NOT ISOLATED" in report.notes[0]
+
+
+def test_views_find_the_body_hider_by_language() -> None:
+    import pytest
+
+    from harness.hiding import _HIDERS, PythonHider, hider_for, register_hider
+
+    assert isinstance(hider_for("python"), PythonHider)
+    with pytest.raises(LookupError, match="no body hider for 'cobol' \\(have: python\\)"):
+        hider_for("cobol")
+
+    class UpperHider:
+        language = "shout"
+        source_suffixes = (".shout",)
+
+        def hide_bodies(self, source, should_hide):
+            from harness.hiding import HidingReport
+            return source.upper(), HidingReport(hidden=["all"])
+
+    try:
+        register_hider(UpperHider())
+        assert hider_for("shout").hide_bodies("x", lambda q, l: True)[0] == "X"
+    finally:
+        _HIDERS.pop("shout", None)
