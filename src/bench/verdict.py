@@ -35,7 +35,7 @@ from typing import Any
 
 from bench.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
 from bench.frameworks.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
-from bench.frameworks.messages import RunClaim, WireMutant
+from bench.frameworks.messages import WireMutant
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
 from bench.guard.static_scan import scan_prediction

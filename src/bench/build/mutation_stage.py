@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.frameworks.messages import RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
@@ -63,7 +64,8 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
             continue
         step_files = sorted({f.path for f in record.closure if f.role != "data"})
         files = strip_step_bodies(work, step_files, targets)
-        workspace = {"key": "then-stripped-" + _digest(files), "keep_py": sorted(infrastructure_py), "files": files}
+        workspace: RunWorkspace = {"key": "then-stripped-" + _digest(files), "keep_py": sorted(infrastructure_py),
+                                   "files": files}
         stripped_requests.append(session_request(inst.requirement.feature_file, inst.requirement.run_lines,
                                                  [by_id[k] for k in sorted(kills)], workspace=workspace,
                                                  timeout=timeout))

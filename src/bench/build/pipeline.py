@@ -22,6 +22,7 @@ from bench.build.closure import TestSide
 from bench.build.mutation_stage import run_mutation_stage
 from bench.build.relations import RelationInput, compute_relations
 from bench.build.stats import table2
+from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
 from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
@@ -286,7 +287,8 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
 
 def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: BuildOptions,
                     progress: Progress) -> None:
-    requests, owners = [], []
+    requests: list[RunRequest] = []
+    owners: list[Candidate] = []
     for cand in candidates:
         for k in range(options.runs):
             requests.append({"op": "run", "feature": cand.requirement.feature_file,
@@ -319,22 +321,23 @@ def _workspace_key(keep: set[str]) -> str:
 def _validation_runs(pool: WorkerPool, passing: list[Candidate], test_side: TestSide,
                      options: BuildOptions, progress: Progress) -> None:
     infra = set(test_side.infrastructure_py)
-    negative = {"key": "negative-" + _workspace_key(infra), "keep_py": sorted(infra)}
-    requests, owners = [], []
+    negative: RunWorkspace = {"key": "negative-" + _workspace_key(infra), "keep_py": sorted(infra)}
+    requests: list[RunRequest] = []
+    owners: list[tuple[str, Candidate]] = []  # which workspace a run used, for whom
     for cand in passing:
         keep = cand.closure_code | infra
-        positive = {"key": "positive-" + _workspace_key(keep), "keep_py": sorted(keep)}
+        positive: RunWorkspace = {"key": "positive-" + _workspace_key(keep), "keep_py": sorted(keep)}
         for kind, workspace in (("positive", positive), ("negative", negative)):
             for _ in range(options.runs):
                 requests.append({"op": "run", "feature": cand.requirement.feature_file,
                                  "lines": cand.requirement.run_lines, "trace": False,
-                                 "timeout": options.timeout, "workspace": workspace, "kind": kind})
-                owners.append(cand)
+                                 "timeout": options.timeout, "workspace": workspace})
+                owners.append((kind, cand))
     progress.stage("positive/negative validation", len(requests))
     results = pool.map(requests, on_result=lambda i, r: progress.advance())
-    for request, cand, result in zip(requests, owners, results):
+    for (kind, cand), result in zip(owners, results):
         verdict = classify_run(result, len(cand.requirement.run_lines))
-        if request["kind"] == "positive":
+        if kind == "positive":
             cand.positive.append(verdict.passed)
         else:
             cand.negative.append(verdict.passed)

@@ -13,13 +13,9 @@ project prints cannot corrupt the protocol). It deliberately depends on the
 standard library, behave and (lazily) coverage only: it runs inside the
 project's environment, possibly inside a sandbox, never inside ours.
 
-Requests (one JSON object a line):
-  {"op": "init", "root": ..., "features_dir": ..., "python_path": [...],
-   "production_dirs": [...], "import_packages": [...], "preload": bool}
-  {"op": "static_bindings"}            (preloaded mode only)
-  {"op": "run", "feature": ..., "lines": [...], "trace": bool,
-   "timeout": s, "workspace": optional features dir (bare mode)}
-  {"op": "quit"}
+Requests (one JSON object a line), typed in ``bench.frameworks.messages``: ``BuildInit``,
+``StaticBindingsRequest`` (preloaded mode only), ``RunRequest``, ``SessionRequest``,
+``ImportMutantRequest``; ``{"op": "quit"}`` ends the worker.
 """
 
 from __future__ import annotations
@@ -35,6 +31,7 @@ from typing import Any
 
 from bench.frameworks import split_stream
 from bench.frameworks.forking import fork_call, load_libc
+from bench.frameworks.messages import BuildInit, ImportMutantRequest, RunRequest, SessionRequest
 
 # Names of production descriptor/trampoline methods: a production function called
 # by one of these, which itself was called from test code, is a direct call
@@ -76,7 +73,7 @@ class Worker:
         self.import_packages: list[str] = []
 
     # ------------------------------------------------------------------ init
-    def init(self, req: dict[str, Any]) -> dict[str, Any]:
+    def init(self, req: BuildInit) -> dict[str, Any]:
         _shorten_idle_polls()
         self.root = os.path.abspath(req["root"])
         self.features_dir = os.path.abspath(req["features_dir"])
@@ -214,7 +211,7 @@ class Worker:
         return materialize_workspace(self.root, self.features_dir, spec)
 
     # ------------------------------------------------------------------- run
-    def run(self, req: dict[str, Any]) -> dict[str, Any]:
+    def run(self, req: RunRequest) -> dict[str, Any]:
         return fork_call(lambda: self._child_run(req), float(req.get("timeout", 60.0)))
 
     def _enter_test_tree(self, req: dict[str, Any]):
@@ -246,7 +243,7 @@ class Worker:
         return recorder.run(runner, os.path.join(tree_root, req["feature"]), req["lines"])
 
     # ---------------------------------------------------------------- mutants
-    def session(self, req: dict[str, Any]) -> dict[str, Any]:
+    def session(self, req: SessionRequest) -> dict[str, Any]:
         """One test against a list of mutants: a clean traced run, then a fork per mutant."""
         return fork_call(lambda: self._session(req), float(req.get("session_timeout", 7200.0)))
 
@@ -349,7 +346,7 @@ class Worker:
             out["mutants"][mutant["id"]] = dict(_mutant_verdict(result, len(lines)), point=point_of[mutant["id"]])
         return out
 
-    def import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
+    def import_mutant(self, req: ImportMutantRequest) -> dict[str, Any]:
         """One mutant, many tests: import the production package with the mutant applied
         (the mutant is served by an import hook, as if written to disk), then run each test.
 

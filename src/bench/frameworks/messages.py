@@ -117,3 +117,74 @@ class RunsReply(TypedDict):
     runs: dict[str, RunClaim]
     resets: Resets
 
+
+
+# ----------------------------------------------------------------------------- the build worker
+# Requests only: the build's worker runs the developers' own tests (trusted), and its
+# replies are still read as JSON objects by the builder (bench.build, bench.mutation).
+
+
+class BuildInit(TypedDict):
+    op: Literal["init"]
+    root: str
+    features_dir: str
+    python_path: list[str]
+    production_dirs: list[str]
+    import_packages: list[str]
+    preload: bool  # load the project's hooks and step modules into the worker (its own suite)
+
+
+class RunWorkspace(TypedDict):
+    """A copy of the test tree a run uses instead of the worker's own (validation, the
+    then-stripped test): the keep-listed Python files of the features tree, plus files."""
+
+    key: str  # cache key: one materialised copy per distinct workspace
+    keep_py: list[str]
+    files: NotRequired[dict[str, str]]  # path -> text written over the copy
+
+
+class RunRequest(TypedDict):
+    op: Literal["run"]
+    feature: str
+    lines: list[int]
+    trace: bool  # coverage and direct calls (the first isolation run)
+    timeout: float
+    workspace: NotRequired[RunWorkspace]
+
+
+class SessionRequest(TypedDict):
+    """One test against a pool: a traced clean run, then a run per mutant."""
+
+    op: Literal["session"]
+    feature: str
+    lines: list[int]
+    timeout: float
+    mutants: list[dict[str, Any]]  # bench.model.Mutant, as JSON
+    workspace: NotRequired[RunWorkspace]
+    session_timeout: NotRequired[float]  # the whole session (default 7200 s)
+    mutant_timeout_factor: NotRequired[float]  # a mutant run's limit: factor x the clean run ...
+    mutant_timeout_min: NotRequired[float]  # ... and at least this many seconds
+
+
+class ImportRun(TypedDict):
+    key: str
+    feature: str
+    lines: list[int]
+    workspace: RunWorkspace | None
+    timeout: float
+
+
+class ImportMutantRequest(TypedDict):
+    """A mutant whose lines run at import time: production imported with it, then runs."""
+
+    op: Literal["import_mutant"]
+    mutant: dict[str, Any]  # bench.model.Mutant, as JSON
+    packages: list[str]
+    runs: list[ImportRun]
+
+
+class StaticBindingsRequest(TypedDict):
+    op: Literal["static_bindings"]
+
+
+BuildRequest = BuildInit | RunRequest | SessionRequest | ImportMutantRequest | StaticBindingsRequest

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.frameworks.messages import BuildInit, BuildRequest
+
 _SRC_DIR = str(Path(__file__).resolve().parents[2])
 
 
@@ -41,7 +43,7 @@ class WorkerSpec:
     isolation: str = "none"
     framework: str = "behave"  # registry name: which warm worker module to start
 
-    def init_request(self) -> dict[str, Any]:
+    def init_request(self) -> BuildInit:
         return {
             "op": "init",
             "root": str(self.root),
@@ -130,10 +132,10 @@ class WorkerPool:
     def init_reply(self) -> dict[str, Any]:
         return self.workers[0].init_reply
 
-    def call_one(self, request: dict[str, Any]) -> dict[str, Any]:
+    def call_one(self, request: BuildRequest) -> dict[str, Any]:
         return self.workers[0].call(request)
 
-    def map(self, requests: Iterable[dict[str, Any]],
+    def map(self, requests: Iterable[BuildRequest],
             on_result: Callable[[int, dict[str, Any]], None] | None = None,
             on_result_in_slot: Callable[[int, dict[str, Any], int], None] | None = None) -> list[dict[str, Any]]:
         """Run every request; results come back in request order.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.frameworks.messages import ImportMutantRequest, ImportRun, RunWorkspace, SessionRequest
 from bench.model import Mutant
 
 # Verdicts that make the instance–mutant pair unusable (SPEC §2-IV: excluded, counted).
@@ -70,9 +71,9 @@ class SessionOutcome:
         return {k: v for k, v in self.verdicts.items() if v in INFRASTRUCTURE}
 
 
-def session_request(feature: str, lines: list[int], mutants: list[Mutant], workspace: dict | None = None,
-                    timeout: float = 120.0) -> dict[str, Any]:
-    request: dict[str, Any] = {"op": "session", "feature": feature, "lines": lines, "timeout": timeout,
+def session_request(feature: str, lines: list[int], mutants: list[Mutant], workspace: RunWorkspace | None = None,
+                    timeout: float = 120.0) -> SessionRequest:
+    request: SessionRequest = {"op": "session", "feature": feature, "lines": lines, "timeout": timeout,
                                "mutants": [m.model_dump(mode="json") for m in mutants]}
     if workspace is not None:
         request["workspace"] = workspace
@@ -99,12 +100,12 @@ class FallbackJob:
     mutant: Mutant
     feature: str
     lines: list[int]
-    workspace: dict | None
+    workspace: RunWorkspace | None
     timeout: float
 
 
 def fallback_jobs(owner: str, outcome: SessionOutcome, mutants: dict[str, Mutant], feature: str, lines: list[int],
-                  workspace: dict | None = None) -> list[FallbackJob]:
+                  workspace: RunWorkspace | None = None) -> list[FallbackJob]:
     limit = max(2.0, 10.0 * float(outcome.clean.get("elapsed", 0.1)))
     return [FallbackJob(owner, outcome, mutants[mid], feature, lines, workspace, limit)
             for mid, verdict in outcome.verdicts.items() if verdict == "fallback"]
@@ -116,10 +117,10 @@ def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], p
     by_mutant: dict[str, list[FallbackJob]] = {}
     for job in jobs:
         by_mutant.setdefault(job.mutant.id, []).append(job)
-    requests = []
+    requests: list[ImportMutantRequest] = []
     for group in by_mutant.values():
-        runs = [{"key": str(i), "feature": j.feature, "lines": j.lines, "workspace": j.workspace,
-                 "timeout": j.timeout} for i, j in enumerate(group)]
+        runs: list[ImportRun] = [{"key": str(i), "feature": j.feature, "lines": j.lines, "workspace": j.workspace,
+                                  "timeout": j.timeout} for i, j in enumerate(group)]
         requests.append({"op": "import_mutant", "mutant": group[0].mutant.model_dump(mode="json"),
                          "packages": packages, "runs": runs})
     if progress is not None:
