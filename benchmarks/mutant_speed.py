@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -84,6 +85,7 @@ def main() -> None:
         base = build_base(snapshot, Path(tmp) / "base", project.features_dir, project.python_path,
                           project.production, area.infrastructure_py, gold_files)
         hardened: dict[str, dict[str, str]] = {}
+        per_prediction: list[float] = []  # seconds to judge one kill-complete oracle prediction
         runs = {"fresh": 0, "clean": 0, "kills": 0}
         for inst, _ in plan:
             started = time.perf_counter()
@@ -97,9 +99,10 @@ def main() -> None:
             runs["fresh"] += judgement.fresh_runs
             runs["clean"] += judgement.confirmation.get("clean_runs", 0)
             runs["kills"] += len(judgement.kills)
+            per_prediction.append(time.perf_counter() - started)
             print(f"hardened {inst.id}: {len(judgement.verdicts)} pool mutants, {len(judgement.kills)} kills "
                   f"(each reproduced), {judgement.fresh_runs} fresh-process runs, "
-                  f"{time.perf_counter() - started:6.2f} s", flush=True)
+                  f"{per_prediction[-1]:6.2f} s", flush=True)
         hardened_total = time.perf_counter() - start
 
         # ---------------------------------------------------------------- build executor
@@ -165,6 +168,9 @@ def main() -> None:
     if build:
         print(f"build executor     {build_total:8.2f} s  speed-up {fresh_total / build_total:5.1f}x")
     print(f"fresh reference    {fresh_total:8.2f} s")
+    ordered = sorted(per_prediction)
+    print(f"evaluation cost per kill-complete oracle prediction (all safeguards): median "
+          f"{statistics.median(ordered):.2f} s, {ordered[0]:.2f}-{ordered[-1]:.2f} s over {len(ordered)}")
     for row in disagreements:
         print("DISAGREE", *row)
     if disagreements:

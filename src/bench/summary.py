@@ -96,4 +96,18 @@ def _efficiency(rows: Rows) -> dict[str, float | None]:
         "cost_per_pass_usd": cost / passes if cost is not None and passes else None,
         "cost_per_kill_complete_usd": cost / complete if cost is not None and complete else None,
         "evaluation_seconds": round(sum(r["evaluation_seconds"] for r in rows), 3),
+        # what judging one prediction costs: every safeguard of a kill-complete claim (its
+        # batches, reproductions and fresh-process replays) is paid by these
+        "evaluation_seconds_median": _median([r["evaluation_seconds"] for r in rows]),
+        "evaluation_seconds_median_kill_complete": _median([r["evaluation_seconds"] for r in rows
+                                                           if r["kill_complete"]]),
     }
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    value = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return round(float(value), 3)

@@ -80,3 +80,17 @@ def test_sign_flip_exact() -> None:
     assert sign_flip_one_sided(a, b).p_value == pytest.approx(1 / 16)
     assert sign_flip_one_sided(b, a).p_value == pytest.approx(1.0)
     assert sign_flip_one_sided(a, a).p_value == 1.0
+
+
+def test_evaluation_cost_per_prediction_is_reported_as_medians() -> None:
+    from bench.summary import _efficiency
+
+    rows = [{"metadata": {}, "outcome": "pass", "kill_complete": True, "evaluation_seconds": 8.0},
+            {"metadata": {}, "outcome": "pass", "kill_complete": True, "evaluation_seconds": 12.0},
+            {"metadata": {}, "outcome": "pass", "kill_complete": False, "evaluation_seconds": 3.0},
+            {"metadata": {}, "outcome": "assertion_failure", "kill_complete": False, "evaluation_seconds": 0.5}]
+    efficiency = _efficiency(rows)
+    assert efficiency["evaluation_seconds"] == 23.5
+    assert efficiency["evaluation_seconds_median"] == 5.5
+    assert efficiency["evaluation_seconds_median_kill_complete"] == 10.0
+    assert _efficiency(rows[2:])["evaluation_seconds_median_kill_complete"] is None
