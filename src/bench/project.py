@@ -168,24 +168,27 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
     framework = settings.get("framework", "behave")
     from bench.frameworks.registry import available
 
-    if not isinstance(framework, str) or framework not in available():
+    known = available()
+    if not isinstance(framework, str) or framework not in known:
         raise SourceError(f"{pyproject}: [tool.req2test] framework = {framework!r} is not a known test framework "
-                          f"(available: {', '.join(available())})")
-    dependencies = runtime_requirements(root)
+                          f"(available: {', '.join(known)})")
+    dependencies = runtime_requirements(root, data)
     return ProjectSource(name=name, version=version, spec=spec, root=root, sha256=sha,
                          features_dir=features_dir, python_path=python_path,
                          production=production, dependencies=dependencies,
                          tags=[t.strip().lstrip("@") for t in tags if t.strip()], framework=framework)
 
 
-def runtime_requirements(root: Path) -> list[str]:
+def runtime_requirements(root: Path, pyproject: dict | None = None) -> list[str]:
     """What running the project's behave suite needs: its declared dependencies plus the
-    step modules' own (``[tool.req2test] test_dependencies``, e.g. glom)."""
-    extra = _pyproject(root).get("tool", {}).get("req2test", {}).get("test_dependencies", [])
+    step modules' own (``[tool.req2test] test_dependencies``, e.g. glom). ``pyproject``:
+    the file's data when the caller has already read it."""
+    data = _pyproject(root) if pyproject is None else pyproject
+    extra = data.get("tool", {}).get("req2test", {}).get("test_dependencies", [])
     if not isinstance(extra, list) or not all(isinstance(d, str) for d in extra):
         raise SourceError(f"{root / 'pyproject.toml'}: [tool.req2test] test_dependencies must be a list of "
                           f"requirements")
-    return declared_dependencies(root) + [str(d) for d in extra]
+    return declared_dependencies(root, data) + [str(d) for d in extra]
 
 
 def _pyproject(root: Path) -> dict:
@@ -200,12 +203,12 @@ def _pyproject(root: Path) -> dict:
         raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
 
 
-def declared_dependencies(root: Path) -> list[str]:
+def declared_dependencies(root: Path, pyproject: dict | None = None) -> list[str]:
     """The project's runtime requirements, wherever it declares them: pyproject's
     ``[project].dependencies``, else setup.cfg's ``[options] install_requires``, else the
     ``install_requires`` literal of setup.py (read with ``ast``: a project's setup.py is
     never run to learn this)."""
-    project = _pyproject(root).get("project", {})
+    project = (_pyproject(root) if pyproject is None else pyproject).get("project", {})
     if "dependencies" in project and "dependencies" not in project.get("dynamic", []):
         return [str(d) for d in project.get("dependencies", [])]
     setup_cfg = root / "setup.cfg"
