@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # System packages the tests use: bubblewrap (the evaluator's no-network, read-only sandbox)
 # and docker.io (the optional `docker` sandbox backend; harness.sandbox.dockerd starts its
-# engine on demand, so no service is enabled here).
+# engine on demand, so no service is enabled here), and Node.js for cucumber-js.
 # Idempotent and quiet; needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # the daemon, not the CLI: a docker client alone cannot run the backend
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+# cucumber-js (the second framework) runs on Node.js; machines here have Node 20 already
+command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"

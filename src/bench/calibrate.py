@@ -28,6 +28,13 @@ def calibration_predictions(dataset_dir: Path) -> dict[str, list[Prediction]]:
         project = next(p for p in dataset.card.projects if p.name == inst.project)
         snapshot = dataset.root / project.snapshot
         record = gold[inst.id]
+        if project.framework == "cucumber-js":  # step-definition granularity
+            from bench.frameworks.cucumber_js.calibration import calibration_files
+
+            for name, files in calibration_files(snapshot, record).items():
+                out[name].append(Prediction(instance_id=inst.id, files=files,
+                                            metadata=GenerationMetadata(agent=f"calibration:{name}")))
+            continue
         code = sorted(f.path for f in record.closure if f.role != "data")
         step_files = sorted(f.path for f in record.closure if f.role == "step_definitions")
         oracle = {path: (snapshot / path).read_text(encoding="utf-8") for path in code}

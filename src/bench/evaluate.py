@@ -325,6 +325,10 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
             project = next(p for p in dataset.card.projects if p.name == project_name)
+            own = get_framework(project.framework).evaluation(dataset.root, project, gold, options)
+            if own is not None:  # a framework with its own runs (cucumber-js)
+                _evaluate_own(own, instances, gold, predictions, problems, journal, options, progress)
+                continue
             snapshot = dataset.root / project.snapshot
             area = TestArea.of(snapshot, project.features_dir, project.framework)
             index = ProductionIndex(snapshot, project.production)
@@ -363,15 +367,52 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                     future.result()
 
 
+def _evaluate_own(judge: Any, instances: list[Instance], gold: dict[str, GoldTest],
+                  predictions: dict[str, Prediction], problems: dict[str, str], journal: Journal,
+                  options: EvaluateOptions, progress: Any) -> None:
+    """The instances of a project whose framework judges them itself (``Framework.evaluation``);
+    the same journal, prechecks and scoring, coverage not measured."""
+
+    def one(inst: Instance) -> None:
+        prediction = predictions.get(inst.id)
+        problem = problems.get(inst.id)
+        if problem is not None or prediction is None:
+            result = _empty_result(inst, Outcome.generation_failure, problem or "no prediction for this instance",
+                                   gold.get(inst.id), coverage=None)
+        elif rejected := judge.rejections(prediction.files):
+            result = _empty_result(inst, Outcome.generation_failure, "invalid submission: " + rejected[0],
+                                   gold[inst.id], coverage=None, rejected_paths=rejected[:50],
+                                   metadata=prediction.metadata)
+        elif not any(content.strip() for content in prediction.files.values()):
+            result = _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty file)",
+                                   gold[inst.id], coverage=None, metadata=prediction.metadata)
+        else:
+            started = time.monotonic()
+            try:
+                judgement = judge.judge(inst, prediction, gold[inst.id])
+            except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
+                judgement = Judgement(Outcome.infrastructure_failure,
+                                      f"evaluator error: {type(exc).__name__}: {exc}"[:300])
+            result = _score(inst, prediction, judgement, gold[inst.id], None, time.monotonic() - started)
+        journal.append(result)
+        if progress is not None:
+            progress.advance()
+
+    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        for future in [pool.submit(one, inst) for inst in instances]:
+            future.result()
+
+
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest | None = None,
-                  **extra: Any) -> InstanceResult:
+                  coverage: float | None = 0.0, **extra: Any) -> InstanceResult:
+    """A result that scores nothing; ``coverage`` None where the framework measures none."""
     return InstanceResult(instance_id=inst.id, project=inst.project, feature_file=inst.requirement.feature_file,
                           outcome=outcome, detail=detail, api_f1=0.0 if gold is None or gold.api_calls else None,
-                          coverage_jaccard=0.0, mutant_recall=0.0 if gold is None or gold.kills else None,
+                          coverage_jaccard=coverage, mutant_recall=0.0 if gold is None or gold.kills else None,
                           kill_complete=False, kill_complete_relaxed=False,
                           assertion_dependent_recall=0.0 if gold is not None and gold.assertion_dependent else None,
                           hidden_recall=0.0 if gold is not None and gold.hidden_kills else None,
@@ -395,15 +436,17 @@ def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None
     return None
 
 
-def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest, index: ProductionIndex,
-           seconds: float) -> InstanceResult:
+def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest,
+           index: ProductionIndex | None, seconds: float) -> InstanceResult:
+    """``index`` None: the framework traces neither calls nor coverage (both metrics None)."""
     extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation}
     if judgement.outcome is not Outcome.passed:
-        result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata, **extra)
+        result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata,
+                               coverage=0.0 if index is not None else None, **extra)
         return result.model_copy(update={"evaluation_seconds": round(seconds, 3)})
     trace = judgement.trace
     truth_kills = set(gold.kills)
-    api = generated_api(trace, index)
+    api = generated_api(trace, index) if index is not None else set()
     # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it;
     # the verdict process counted only detections that reproduced.
     found = judgement.kills
@@ -413,7 +456,8 @@ def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: G
         outcome=judgement.outcome, detail=judgement.detail, ground_truth_kills=len(truth_kills),
         metadata=prediction.metadata,
         api_f1=f1(api, set(gold.api_calls)) if gold.api_calls else None,
-        coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines)),
+        coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines))
+        if index is not None else None,
         mutant_recall=mut_recall,
         kill_complete=bool(truth_kills) and mut_recall == 1.0,
         kill_complete_relaxed=bool(truth_kills) and (mut_recall or 0.0) >= 0.95,

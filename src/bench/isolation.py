@@ -66,9 +66,11 @@ def _outermost(paths: set[Path]) -> list[Path]:
     return kept
 
 
-def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Path) -> list[str]:
+def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Path | str,
+         mounted: list[tuple[Path, str]] = ()) -> list[str]:  # type: ignore[assignment]
     """``command`` inside bubblewrap: ``writable`` dirs bound read-write, then ``readonly``
-    re-bound read-only on top (e.g. a production tree inside a writable project copy)."""
+    re-bound read-only on top (e.g. a production tree inside a writable project copy), then
+    ``mounted``: (host dir, path inside) pairs bound read-only at another path."""
     bwrap = bwrap_path()
     if bwrap is None:
         raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
@@ -84,5 +86,7 @@ def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Pa
         args += ["--bind", str(directory), str(directory)]
     for directory in readonly:
         args += ["--ro-bind", str(directory), str(directory)]
+    for directory, inside in mounted:
+        args += ["--ro-bind", str(directory), inside]
     args += ["--chdir", str(cwd), "--"]
     return args + command

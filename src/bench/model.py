@@ -343,7 +343,7 @@ class InstanceResult(BaseModel):
     outcome: Outcome
     detail: str = ""
     api_f1: float | None = Field(None, description="None where the ground truth calls no production method")
-    coverage_jaccard: float
+    coverage_jaccard: float | None = Field(None, description="None where the framework measures no coverage")
     mutant_recall: float | None = Field(None, description="None where the ground truth kills nothing")
     kill_complete: bool
     kill_complete_relaxed: bool

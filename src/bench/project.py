@@ -12,6 +12,7 @@ import ast
 import configparser
 import hashlib
 import importlib.metadata
+import json
 import re
 import shutil
 import subprocess
@@ -25,7 +26,10 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
-IGNORED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", ".mypy_cache", ".pytest_cache"}
+# never part of a project's snapshot: VCS data, caches, and installed packages (a JS project's
+# node_modules is provisioned from its lockfile, never copied)
+IGNORED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", ".mypy_cache", ".pytest_cache",
+                 "node_modules"}
 
 
 class SourceError(Exception):
@@ -139,11 +143,17 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
     data = _pyproject(root)
     meta = data.get("project", {})
     settings = data.get("tool", {}).get("req2test", {})
+    if not settings and (root / "req2test.toml").is_file():
+        # a project without a pyproject.toml (e.g. JavaScript) keeps the same table here
+        pyproject = root / "req2test.toml"
+        settings = _toml(pyproject).get("tool", {}).get("req2test", {})
     setup = _setup_literals(root)
     setup_name, setup_version = setup.get("name"), setup.get("version")
-    name = _normalise(str(meta.get("name") or (setup_name if isinstance(setup_name, str) else "") or root.name))
+    package = _package_json(root)
+    name = _normalise(str(meta.get("name") or (setup_name if isinstance(setup_name, str) else "")
+                          or package.get("name") or root.name))
     version = str(meta.get("version") or _pkg_info_version(root)
-                  or (setup_version if isinstance(setup_version, str) else "") or "0")
+                  or (setup_version if isinstance(setup_version, str) else "") or package.get("version") or "0")
     if SDIST_SPEC.match(spec):
         name, version = _normalise(spec.split("==")[0]), spec.split("==")[1]
     features_dir = str(settings.get("features", "features"))
@@ -166,13 +176,14 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise SourceError(f"{pyproject}: [tool.req2test] tags must be a list of behave tags")
     framework = settings.get("framework", "behave")
-    from bench.frameworks.registry import available
+    from bench.frameworks.registry import available, get_framework
 
     known = available()
     if not isinstance(framework, str) or framework not in known:
         raise SourceError(f"{pyproject}: [tool.req2test] framework = {framework!r} is not a known test framework "
                           f"(available: {', '.join(known)})")
-    dependencies = runtime_requirements(root, data)
+    # Python requirements only for a Python project; a JS project's packages come from its lockfile
+    dependencies = runtime_requirements(root, data) if get_framework(framework).language.name == "python" else []
     return ProjectSource(name=name, version=version, spec=spec, root=root, sha256=sha,
                          features_dir=features_dir, python_path=python_path,
                          production=production, dependencies=dependencies,
@@ -194,13 +205,28 @@ def runtime_requirements(root: Path, pyproject: dict | None = None) -> list[str]
 def _pyproject(root: Path) -> dict:
     """The project's pyproject.toml as data ({} when it has none); invalid TOML is the user's
     problem, said in one line."""
-    pyproject = root / "pyproject.toml"
-    if not pyproject.is_file():
+    return _toml(root / "pyproject.toml")
+
+
+def _toml(path: Path) -> dict:
+    if not path.is_file():
         return {}
     try:
-        return tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise SourceError(f"{pyproject} is not valid TOML: {exc}") from exc
+        raise SourceError(f"{path} is not valid TOML: {exc}") from exc
+
+
+def _package_json(root: Path) -> dict:
+    """A JavaScript project's package.json ({} without one or when it is not an object)."""
+    path = root / "package.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SourceError(f"{path} is not valid JSON: {exc}") from exc
+    return data if isinstance(data, dict) else {}
 
 
 def declared_dependencies(root: Path, pyproject: dict | None = None) -> list[str]:

@@ -29,7 +29,7 @@ METRICS: dict[str, Callable[[Rows], float | None]] = {
     if rows else None,
     # end-to-end means: a non-passing test scores 0 (already 0 in its record)
     "api_f1": lambda rows: _mean([r["api_f1"] for r in rows if r["api_f1"] is not None]),
-    "coverage_jaccard": lambda rows: _mean([r["coverage_jaccard"] for r in rows]),
+    "coverage_jaccard": lambda rows: _mean([r["coverage_jaccard"] for r in rows if r["coverage_jaccard"] is not None]),
     "mutant_recall": lambda rows: _mean([r["mutant_recall"] for r in rows if r["mutant_recall"] is not None]),
     "assertion_dependent_recall": lambda rows: _mean([r["assertion_dependent_recall"] for r in rows
                                                       if r["assertion_dependent_recall"] is not None]),
@@ -39,6 +39,7 @@ METRICS: dict[str, Callable[[Rows], float | None]] = {
 _CONTRIBUTES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "pass_at_1": lambda r: r["outcome"] != Outcome.infrastructure_failure.value,
     "api_f1": lambda r: r["api_f1"] is not None,
+    "coverage_jaccard": lambda r: r["coverage_jaccard"] is not None,
     "mutant_recall": lambda r: r["mutant_recall"] is not None,
     "assertion_dependent_recall": lambda r: r["assertion_dependent_recall"] is not None,
     "hidden_recall": lambda r: r["hidden_recall"] is not None,

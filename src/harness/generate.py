@@ -190,7 +190,10 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,
                          python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs,
                          enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites,
-                         framework=project.framework)
+                         framework=project.framework,
+                         # named only where test code does not go under the features dir
+                         test_dirs=[] if opened.workspace.area.dirs == (project.features_dir.rstrip("/"),)
+                         else list(opened.workspace.area.dirs))
         try:
             result = agent.run(task, AgentEnv(opened, model, trajectory))
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's

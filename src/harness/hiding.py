@@ -70,6 +70,10 @@ def register_hider(hider: BodyHider) -> None:
 
 def hider_for(language: str) -> BodyHider:
     """The body hider of a language (``Framework.language.name``)."""
+    if language == "typescript" and language not in _HIDERS:  # tree-sitter loads on first use
+        from harness.hiding_js import JsHider
+
+        _HIDERS[language] = JsHider()
     try:
         return _HIDERS[language]
     except KeyError:

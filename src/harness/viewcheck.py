@@ -76,7 +76,7 @@ def check_views(ds: Dataset, policy: SandboxPolicy, instance_ids: list[str] | No
         try:
             imports = opened.sandbox.exec(["python", "-c", "import " + ",".join(
                 sorted({Path(p).name.removesuffix('.py') for p in ds.card.projects[0].production}))], env=opened.env)
-            dry = opened.sandbox.exec(["python", *opened.framework.dry_run_command(ds.card.projects[0].features_dir)],
+            dry = opened.sandbox.exec([opened.framework.interpreter, *opened.framework.dry_run_command(ds.card.projects[0].features_dir)],
                                       env=opened.env)
             initializes = "Traceback" not in dry.stderr.split("You can implement")[0]
             kept = len(opened.view.manifest.kept_import_time)

@@ -39,7 +39,7 @@ ViewKind = Literal["th", "ah"]
 VIEWS_VERSION = "1"
 
 # Never copied into a view: bytecode, VCS metadata, caches, build output.
-_SKIPPED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
+_SKIPPED_NAMES = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
                   ".nox", ".venv", "venv", "build", "dist", ".eggs", ".coverage", ".idea", ".vscode"}
 _SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
 
@@ -60,7 +60,8 @@ class ViewManifest(BaseModel):
     kept_import_time: list[str] = Field(default_factory=list,
                                         description="all-hidden: bodies kept because the package runs them "
                                         "while it imports (visible implementation: possible leaks)")
-    removed_test_files: list[str] = Field(description="test implementation removed (every scenario's)")
+    removed_test_files: list[str] = Field(description="test implementation removed (every scenario's): files, "
+                                          "or FILE:LINE step-definition statements (cucumber-js)")
     kept_infrastructure: list[str] = Field(description="test-side Python kept: hooks and what they import")
     files: int
     build_seconds: float
@@ -159,17 +160,27 @@ def _build(recipe: _Recipe, snapshot: Path, cache: Path, started: float) -> View
     tree = staging / "tree"
     try:
         features = project.features_dir.rstrip("/")
-        infrastructure = _hook_infrastructure(snapshot, features)
         removed: list[str] = []
+        step_sites = _step_sites(snapshot, project)
+        if step_sites is not None:  # step-definition granularity: the statements go, the files stay
+            infrastructure = set(step_sites.infrastructure)
+            rewritten = step_sites.files_without(step_sites.sites, keep_lines=False)
+            removed = sorted(f"{s.file}:{s.line}" for s in step_sites.sites)
+        else:
+            infrastructure = _hook_infrastructure(snapshot, features)
+            rewritten = {}
         for source in sorted(_walk(snapshot)):
             rel = source.relative_to(snapshot).as_posix()
             is_test_code = rel.endswith(".py") and (rel.startswith(features + "/") or rel in recipe.gold_test_files)
-            if is_test_code and rel not in infrastructure:
+            if step_sites is None and is_test_code and rel not in infrastructure:
                 removed.append(rel)
                 continue
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            if rel in rewritten:
+                target.write_bytes(rewritten[rel])
+            else:
+                shutil.copyfile(source, target)
         hidden, kept = _hide(recipe, snapshot, tree)
         manifest = ViewManifest(
             instance_id=recipe.instance.id, project=project.name, kind=kind, recipe_sha256=recipe.sha256,
@@ -235,6 +246,17 @@ def _rewrite(path: Path, rel: str, should_hide, hider: BodyHider) -> list[str]:
         raise ViewError(f"cannot hide bodies in {rel}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
     path.write_text(text, encoding="utf-8")
     return [f"{rel}:{q}" for q in report.hidden]
+
+
+def _step_sites(snapshot: Path, project: ProjectRecord):
+    """cucumber-js: every step-definition statement of the test side (a view removes them all
+    and keeps the rest of each step file: helpers, world, hooks); None for file-level tests."""
+    if project.framework != "cucumber-js":
+        return None
+    from bench.frameworks.cucumber_js.runner import step_files
+    from bench.frameworks.cucumber_js.testside import TestSideJs
+
+    return TestSideJs(snapshot, step_files(snapshot))
 
 
 def _hook_infrastructure(snapshot: Path, features: str) -> set[str]:

@@ -162,6 +162,9 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
            timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
     framework = get_framework(source.framework)
+    own = framework.build_project(source, out_dir, options, progress, timer, tmp)
+    if own is not None:  # a framework with its own runs (cucumber-js)
+        return own
     with timer("prepare"):
         roots = [tmp / f"slot{i}" for i in range(max(1, options.workers))]
         for root in roots:
@@ -170,36 +173,9 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         test_side = TestSide.scan(work, source.features_dir)
         index = ProductionIndex(work, source.production)
 
-    exclusions: list[Exclusion] = []
-    candidates: list[Candidate] = []
-    warnings: list[str] = []
-    selected_tags = {t.lower() for t in source.tags}
     with timer("parse"):
-        feature_paths = sorted((work / source.features_dir).rglob("*.feature"))
-        features_total = len(feature_paths)
-        scenarios_total = 0
-        for path in feature_paths:
-            parsed: FeatureFile = read_feature_file(work, path)
-            if parsed.problem:
-                exclusions.append(Exclusion(id=f"{project}/{parsed.path}", reason=f"feature_{parsed.problem}",
-                                            detail=parsed.detail))
-                continue
-            warnings += framework.parser_differences(work, parsed)
-            for req in parsed.requirements:
-                scenarios_total += 1
-                instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
-                tags = {t.lstrip("@").lower() for t in [*req.feature_tags, *req.scenario_tags]}
-                if selected_tags and not tags & selected_tags:
-                    # the project's own tag selection (as `behave --tags=@a,@b`): not its suite
-                    exclusions.append(Exclusion(id=instance_id, reason="not_selected_by_tags",
-                                                detail="tags: " + (", ".join(sorted(tags)) or "none")))
-                elif not req.steps:
-                    exclusions.append(Exclusion(id=instance_id, reason="scenario_no_steps"))
-                elif tags & options.live_tags:
-                    exclusions.append(Exclusion(id=instance_id, reason="needs_browser_or_live_service",
-                                                detail="tagged " + ", ".join(sorted(tags & options.live_tags))))
-                else:
-                    candidates.append(Candidate(instance_id, req))
+        candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
+            work, source, project, framework, options)
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
@@ -283,6 +259,42 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                       features_total, scenarios_total, shadowed, warnings, sorted(import_time),
                       mutants, mutation, spec.isolation)
     return card
+
+
+def collect_candidates(work: Path, source: ProjectSource, project: str, framework: Any,
+                       options: BuildOptions) -> tuple[list[Candidate], list[Exclusion], list[str], int, int]:
+    """Stage II: every scenario of the features tree, selected by the project's tags, with
+    the ones that cannot be instances excluded (and why). Any framework."""
+    exclusions: list[Exclusion] = []
+    candidates: list[Candidate] = []
+    warnings: list[str] = []
+    selected_tags = {t.lower() for t in source.tags}
+    feature_paths = sorted((work / source.features_dir).rglob("*.feature"))
+    features_total = len(feature_paths)
+    scenarios_total = 0
+    for path in feature_paths:
+        parsed: FeatureFile = read_feature_file(work, path)
+        if parsed.problem:
+            exclusions.append(Exclusion(id=f"{project}/{parsed.path}", reason=f"feature_{parsed.problem}",
+                                        detail=parsed.detail))
+            continue
+        warnings += framework.parser_differences(work, parsed)
+        for req in parsed.requirements:
+            scenarios_total += 1
+            instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
+            tags = {t.lstrip("@").lower() for t in [*req.feature_tags, *req.scenario_tags]}
+            if selected_tags and not tags & selected_tags:
+                # the project's own tag selection (as `behave --tags=@a,@b`): not its suite
+                exclusions.append(Exclusion(id=instance_id, reason="not_selected_by_tags",
+                                            detail="tags: " + (", ".join(sorted(tags)) or "none")))
+            elif not req.steps:
+                exclusions.append(Exclusion(id=instance_id, reason="scenario_no_steps"))
+            elif tags & options.live_tags:
+                exclusions.append(Exclusion(id=instance_id, reason="needs_browser_or_live_service",
+                                            detail="tagged " + ", ".join(sorted(tags & options.live_tags))))
+            else:
+                candidates.append(Candidate(instance_id, req))
+    return candidates, exclusions, warnings, features_total, scenarios_total
 
 
 def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: BuildOptions,

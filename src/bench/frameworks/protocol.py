@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from bench.gherkin_reader import FeatureFile
 from bench.model import Mutant
@@ -43,6 +43,30 @@ class PromptTerms:
     hooks_file: str  # "environment.py": the suite-wide hook module a view keeps
     code_fence: str  # "python": the Markdown fence of a test file
     run_example: str  # "python -m behave ...": how to run scenarios by hand
+    # what a hidden body becomes in a view
+    placeholder: str = 'raise NotImplementedError("implementation hidden")'
+    # the kept shared test infrastructure, when it is not FEATURES_DIR/hooks_file
+    infrastructure: str | None = None
+    # how step code reaches production, when it is not the PYTHONPATH sentence
+    import_note: str | None = None
+
+
+@dataclass(frozen=True)
+class TestAreaSpec:
+    """Where a generated test may live in a project (what a workspace diff collects)."""
+
+    __test__ = False  # not a pytest class
+
+    dirs: tuple[str, ...]  # directories (relative) whose files are test code
+    suffixes: tuple[str, ...]  # suffixes of test code
+    fixed_names: frozenset[str] = frozenset()  # file names a test may not change (hooks)
+    fixed_paths: frozenset[str] = frozenset()  # paths a test may not change (shared infrastructure)
+
+    def holds(self, path: str) -> bool:
+        return path.endswith(self.suffixes) and any(path.startswith(d.rstrip("/") + "/") for d in self.dirs)
+
+    def is_fixed(self, path: str) -> bool:
+        return path in self.fixed_paths or path.rsplit("/", 1)[-1] in self.fixed_names
 
 
 class Language(ABC):
@@ -79,6 +103,14 @@ class Framework(ABC):
     build_worker_module: ClassVar[str]
     #: ``python -m`` module of the evaluator's sandboxed worker (ops: init, trace, runs)
     eval_worker_module: ClassVar[str]
+    #: the program ``run_command``'s argv is given to
+    interpreter: ClassVar[str] = "python"
+
+    def test_area(self, root: Path, features_dir: str) -> TestAreaSpec:
+        """Where test code lives in the project at ``root`` (default: Python files under the
+        features directory, the hooks module fixed)."""
+        return TestAreaSpec(dirs=(features_dir.rstrip("/"),), suffixes=(".py",),
+                            fixed_names=frozenset({"environment.py"}))
 
     @abstractmethod
     def prompt_terms(self) -> PromptTerms:
@@ -120,3 +152,19 @@ class Framework(ABC):
         """The reference run: a new runner process on a copy of ``root`` with ``mutant``
         written to disk (None: the original). Slow and obviously right; the warm workers
         must agree with it on every verdict."""
+
+    # ------------------------------------------------------------------ optional pipelines
+    # A framework whose runs cannot go through the two Python workers (another language's
+    # runtime, no fork) brings its own build and evaluation here; behave uses neither.
+
+    def build_project(self, source: Any, out_dir: Path, options: Any, progress: Any, timer: Any,
+                      tmp: Path) -> Any:
+        """Build the dataset of ``source`` (a ``bench.project.ProjectSource``) into ``out_dir``
+        and return its ``DatasetCard``; None: the default warm-worker pipeline builds it."""
+        return None
+
+    def evaluation(self, dataset_root: Path, project: Any, gold: dict, options: Any) -> Any:
+        """An object with ``rejections(files) -> list[str]`` (the submission check) and
+        ``judge(instance, prediction) -> bench.verdict.Judgement`` for one project of a
+        dataset; None: the default sandboxed warm worker judges it."""
+        return None

@@ -20,6 +20,7 @@ DEFAULT_FRAMEWORK = "behave"
 
 _BUILTIN: dict[str, str] = {
     "behave": "bench.frameworks.behave_framework:BehaveFramework",
+    "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework",
 }
 _registered: dict[str, type[Framework] | str] = {}
 _instances: dict[str, Framework] = {}

@@ -36,6 +36,8 @@ class AgentTask(BaseModel):
     prerequisite_tests: dict[str, str] = Field(default_factory=dict,
                                                description="passing tests of prerequisite requirements")
     framework: str = Field("behave", description="the project's test framework (bench.frameworks.registry name)")
+    test_dirs: list[str] = Field(default_factory=list,
+                                 description="where test code goes when it is not under features_dir (cucumber-js)")
 
 
 class AgentResult(BaseModel):

@@ -33,7 +33,7 @@ class InstanceSandbox:
 
     def run_command(self, feature: str, lines: list[int]) -> list[str]:
         """argv that runs the selected scenarios with the project's runner, inside."""
-        return ["python", *self.framework.run_command(feature, lines)]
+        return [self.framework.interpreter, *self.framework.run_command(feature, lines)]
 
 
 def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime | None,
@@ -61,10 +61,26 @@ def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, po
     view = materialize(dataset, instance_id, kind, reveal=reveal)
     instance = dataset.instance(instance_id)
     project = next(p for p in dataset.card.projects if p.name == instance.project)
-    workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir)
     framework = get_framework(project.framework)
-    runtime = ensure_runtime(project.name, dataset.root / project.snapshot, framework=framework)
-    sandbox = create_backend(policy, workspace, runtime)
+    snapshot = dataset.root / project.snapshot
+    workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir,
+                                 framework.test_area(snapshot, project.features_dir))
+    readonly: list[Path] = []
+    if framework.interpreter == "node":
+        # the project's packages from its lockfile, read-only, linked where Node looks for them
+        # (the link is outside the test area: never collected)
+        from bench.frameworks.cucumber_js.judge import ensure_node_modules
+
+        try:
+            modules = ensure_node_modules(snapshot)
+        except RuntimeError as exc:
+            raise SandboxError(str(exc)) from exc
+        (workspace.root / "node_modules").symlink_to(modules, target_is_directory=True)
+        runtime = None
+        readonly = [modules]
+    else:
+        runtime = ensure_runtime(project.name, snapshot, framework=framework)
+    sandbox = create_backend(policy, workspace, runtime, readonly)
     sandbox.start()
     root = str(workspace.root) if policy.backend == "local" else WORKSPACE
     python_path = ":".join(f"{root}/{entry}".rstrip("/.") for entry in project.python_path)

@@ -24,10 +24,12 @@ from pathlib import Path
 
 import git
 
+from bench.frameworks.protocol import TestAreaSpec
+
 from harness.sandbox.base import SandboxError, WorkspaceDiff
 
 # Files agents leave behind that are neither test nor production.
-_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".aider.tags.cache.v4",
+_IGNORED_PARTS = {"__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".aider.tags.cache.v4",
                   ".codex", ".claude", ".openhands", ".openhands-state", ".cache", ".config", ".local"}
 _IGNORED_PREFIXES = (".aider",)
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".swp")
@@ -40,10 +42,13 @@ LINK_REASON = "symbolic link: not collected (links are never followed)"
 class Workspace:
     """``root`` is what the sandbox sees at /workspace; ``git_dir`` stays outside it."""
 
-    def __init__(self, root: Path, git_dir: Path, features_dir: str) -> None:
+    def __init__(self, root: Path, git_dir: Path, features_dir: str, area: TestAreaSpec | None = None) -> None:
         self.root = root
         self.git_dir = git_dir
         self.features_dir = features_dir.rstrip("/")
+        # where test code lives (default: behave's Python files under the features dir)
+        self.area = area or TestAreaSpec(dirs=(self.features_dir,), suffixes=(".py",),
+                                         fixed_names=frozenset({"environment.py"}))
         # every git command names both directories: nothing in the work tree points at the history
         self.git = git.Git(str(root))
         self.git.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(root),
@@ -51,13 +56,14 @@ class Workspace:
                                     GIT_COMMITTER_NAME="req2test", GIT_COMMITTER_EMAIL="req2test@localhost")
 
     @classmethod
-    def create(cls, source: Path, root: Path, git_dir: Path, features_dir: str) -> "Workspace":
+    def create(cls, source: Path, root: Path, git_dir: Path, features_dir: str,
+               area: TestAreaSpec | None = None) -> "Workspace":
         """Copy ``source`` (a view) to ``root`` and commit it as the baseline."""
         if root.exists() and any(root.iterdir()):
             raise SandboxError(f"workspace {root} is not empty")
         shutil.copytree(source, root, symlinks=True, dirs_exist_ok=True)
         git_dir.mkdir(parents=True, exist_ok=True)
-        workspace = cls(root, git_dir, features_dir)
+        workspace = cls(root, git_dir, features_dir, area)
         workspace.git.init("-q")
         workspace.git.config("core.autocrlf", "false")
         workspace.git.add("-A", "--force")
@@ -72,8 +78,7 @@ class Workspace:
             if _ignored(path):
                 out.ignored.append(path)
                 continue
-            is_test = path.endswith(".py") and path.startswith(self.features_dir + "/") \
-                and Path(path).name != "environment.py"
+            is_test = self.area.holds(path) and not self.area.is_fixed(path)
             if kind == "D":
                 out.discarded[path] = "deleted a file of the view (the deletion is not kept)"
                 continue
@@ -86,7 +91,7 @@ class Workspace:
                 continue
             if is_test:
                 out.test_files[path] = text or ""
-            elif path.startswith(self.features_dir + "/"):
+            elif path.startswith(self.features_dir + "/") or any(path.startswith(d + "/") for d in self.area.dirs):
                 out.discarded[path] = "not test code (feature files, hooks and fixtures are fixed)"
             else:
                 out.discarded[path] = "outside the test area (production or project files)"

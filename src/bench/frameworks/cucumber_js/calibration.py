@@ -1,0 +1,30 @@
+"""Calibration predictions for a cucumber-js instance, at step-definition granularity.
+
+- oracle: the step files as the developers wrote them (the ground-truth statements back);
+- empty: the same files with the instance's step functions emptied (``{}``): every step
+  still matches and passes, nothing is checked;
+- then-stripped: only the Then steps' functions emptied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.frameworks.cucumber_js.runner import step_files
+from bench.frameworks.cucumber_js.testside import TestSideJs, strip_bodies
+from bench.model import GoldTest
+
+
+def calibration_files(snapshot: Path, record: GoldTest) -> dict[str, dict[str, str]]:
+    side = TestSideJs(snapshot, step_files(snapshot))
+    wanted = {(d.file, d.line) for d in record.step_definitions}
+    sites = [s for s in side.sites if (s.file, s.line) in wanted]
+    then_sites = [s for s in sites if s.keyword == "Then"]
+    out: dict[str, dict[str, str]] = {"oracle": {}, "empty": {}, "then-stripped": {}}
+    for file in sorted({s.file for s in sites}):
+        source = (snapshot / file).read_bytes()
+        out["oracle"][file] = source.decode("utf-8")
+        out["empty"][file] = strip_bodies(file, source, [s for s in sites if s.file == file]).decode("utf-8")
+        out["then-stripped"][file] = strip_bodies(file, source,
+                                                  [s for s in then_sites if s.file == file]).decode("utf-8")
+    return out

@@ -1,0 +1,243 @@
+"""Judge a cucumber-js prediction: every run a new ``node`` process in its own sandbox.
+
+Node has no fork, so there is no warm executor to defend here: each verdict run is the
+reference kind (a fresh process, the mutant written to disk, a tree of its own, read-only,
+no network but its own loopback, uid nobody). The trust rules of the behave evaluator that
+still apply, apply:
+
+- the verdict process never runs prediction code; it holds the kill list and sends runs
+  in a shuffled order with null runs (the original code) mixed in;
+- the instance's ground-truth step definitions are absent from the sandbox's tree (their
+  statements removed from the step files), the prediction's files laid over it;
+- a static screen of the prediction (``screen``) refuses what could observe or forge a
+  verdict (processes, the module system, the inspector, source text of functions,
+  production files read as data) → ``tampering``;
+- every claimed kill is reproduced in a second fresh run, every null run must pass;
+  any disagreement → ``unstable``.
+
+Coverage is not measured for cucumber-js yet (``coverage_jaccard`` is None), nor API calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bench.frameworks.cucumber_js.runner import CucumberRun, link_tree, run_cucumber, step_files, warm_compile_cache
+from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, TestSideJs
+from bench.model import GoldTest, Instance, Outcome, Prediction
+from bench.mutation.executor import load_manifest
+from bench.verdict import Judgement
+
+# what a test has no business doing, and what it would need to tell a mutant from the original
+SCREEN = [
+    (re.compile(r"child_process|worker_threads|node:cluster|\bcluster\b\s*['\"]"), "starts processes or threads"),
+    (re.compile(r"""require\s*\(\s*['"](?:node:)?(?:vm|inspector|v8|module|repl|trace_events|async_hooks)['"]"""
+                r"""|from\s+['"](?:node:)?(?:vm|inspector|v8|module|repl|trace_events|async_hooks)['"]"""),
+     "loads a runtime-introspection module"),
+    (re.compile(r"process\s*\.\s*(?:binding|_linkedBinding|dlopen|env|kill|exit|abort|on|once|chdir|"
+                r"mainModule|stdout\s*\.\s*write|_rawDebug)"), "reaches into the process"),
+    (re.compile(r"require\s*\.\s*(?:cache|extensions|resolve\s*\.\s*paths)|module\s*\.\s*(?:constructor|parent|"
+                r"children)|Module\s*\._"), "reaches into the module system"),
+    # (``fn.toString()`` cannot be told from ``buffer.toString()`` statically; the prototype
+    # and the constructor can)
+    (re.compile(r"Function\s*\.\s*prototype|toSource|\bFunction\s*\(|\.constructor\s*\("),
+     "reads or builds function source text"),
+    (re.compile(r"__stryker|globalThis\s*\[|global\s*\[|Reflect\s*\.\s*(?:ownKeys|getOwnPropertyDescriptor)\s*\("
+                r"\s*(?:global|globalThis)"), "inspects the global object"),
+    (re.compile(r"\beval\s*\("), "evaluates built code"),
+]
+
+
+def screen(files: dict[str, str], production: list[str]) -> list[str]:
+    """Findings of the static screen (empty: nothing found)."""
+    findings = []
+    production_refs = re.compile("|".join(re.escape(p.rstrip("/") + "/") for p in production) or r"$^")
+    for path, text in sorted(files.items()):
+        for pattern, why in SCREEN:
+            match = pattern.search(text)
+            if match:
+                findings.append(f"{path}: {why} ({match.group(0)[:60]!r})")
+        for match in re.finditer(r"(?:readFile|readFileSync|createReadStream|openSync|open)\s*\(([^)]{0,200})",
+                                 text):
+            if production_refs.search(match.group(1)) or "__dirname" in match.group(1) and ".." in match.group(1):
+                findings.append(f"{path}: reads a file near the production code as data ({match.group(0)[:60]!r})")
+    return findings
+
+
+def ensure_node_modules(snapshot: Path, cache: Path | None = None) -> Path:
+    """node_modules for a dataset's snapshot: ``npm ci --ignore-scripts`` from its lockfile,
+    once per lockfile (a dataset never ships 400 MB of packages)."""
+    lock = snapshot / "package-lock.json"
+    if not lock.is_file():
+        raise RuntimeError(f"{snapshot} has no package-lock.json to install its packages from")
+    digest = hashlib.sha256(lock.read_bytes() + (snapshot / "package.json").read_bytes()).hexdigest()[:16]
+    root = (cache or Path.home() / ".cache" / "req2test" / "node_modules") / digest
+    modules = root / "node_modules"
+    if (root / ".complete").is_file():
+        return modules
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    shutil.copy2(snapshot / "package.json", root / "package.json")
+    shutil.copy2(lock, root / "package-lock.json")
+    proc = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root,
+                          capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError("npm ci failed: " + proc.stderr.decode(errors="replace").strip().splitlines()[-1:][0])
+    (root / ".complete").write_text("ok\n")
+    return modules
+
+
+def classify(run: CucumberRun, expected_rows: int) -> tuple[Outcome, str]:
+    """The stage ladder of SPEC §3 from one clean run's messages."""
+    report = run.report
+    if run.timed_out:
+        return Outcome.execution_failure, "timeout"
+    if not report.pickles:
+        if "Error" in run.stderr or report.run_hook_failures:
+            return Outcome.build_failure, (report.run_hook_failures or [_last_error(run.stderr)])[0][:300]
+        return Outcome.execution_failure, "no scenario ran"
+    for pickle in report.pickles:
+        for step in pickle.steps:
+            if step.status in ("UNDEFINED", "AMBIGUOUS", "PENDING"):
+                return Outcome.binding_failure, f"{step.status.lower()} step: {step.text}"
+    for pickle in report.pickles:
+        for step in pickle.steps:
+            if step.status == "FAILED":
+                assertion = "AssertionError" in step.exception_type or step.message.startswith("AssertionError")
+                outcome = Outcome.assertion_failure if assertion else Outcome.execution_failure
+                return outcome, f"{step.text}: {step.message.strip()[:240]}"
+        if pickle.hook_failures:
+            return Outcome.execution_failure, f"hook: {pickle.hook_failures[0][:240]}"
+    if len(report.pickles) != expected_rows or not run.passed:
+        return Outcome.execution_failure, f"ran {len(report.pickles)} of {expected_rows} rows, exit {run.exit_code}"
+    return Outcome.passed, ""
+
+
+def _last_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if "Error" in line]
+    return lines[0].strip() if lines else stderr.strip()[-200:]
+
+
+class ProjectJudge:
+    """Judges one project's instances of a cucumber-js dataset."""
+
+    def __init__(self, framework: Any, dataset_root: Path, project: Any, gold: dict[str, GoldTest],
+                 options: Any) -> None:
+        self.framework = framework
+        self.snapshot = dataset_root / project.snapshot
+        self.project = project
+        self.options = options
+        self.modules = ensure_node_modules(self.snapshot)
+        self.step_files = step_files(self.snapshot)
+        self.side = TestSideJs(self.snapshot, self.step_files)
+        self.step_dirs = sorted({str(PurePosixPath(f).parent) for f in self.step_files})
+        self.infrastructure = set(self.side.infrastructure)
+        self.mutants = load_manifest(dataset_root, project.name) if options.mutants else {}
+        self.rng = random.Random(options.seed)
+        self._cache_dir = Path(tempfile.mkdtemp(prefix="req2test-cjs-cache-"))
+        trusted = self._cache_dir / "tree"  # the snapshot as built: no prediction code runs here
+        link_tree(self.snapshot, trusted, None, self.modules)
+        self.cache = warm_compile_cache(trusted, project.features_dir, self._cache_dir / "tsx",
+                                        self._cache_dir / "out", options.isolation)
+
+    # ------------------------------------------------------------------ submission check
+    def rejections(self, files: dict[str, str]) -> list[str]:
+        from bench.evaluate import TestArea
+
+        reasons = TestArea._layout_rejections(files)
+        for raw in files:
+            path = PurePosixPath(raw)
+            if any(ord(c) < 32 or ord(c) == 127 for c in raw) or path.is_absolute() or ".." in path.parts \
+                    or raw != path.as_posix() or raw in ("", "."):
+                reasons.append(f"{raw!r}: not a plain relative path")
+            elif not any(str(path).startswith(d + "/") for d in self.step_dirs):
+                kind = "runner configuration" if path.name in self.framework.runner_config_files else \
+                    "outside the test area"
+                reasons.append(f"{raw}: {kind} (test code goes under {', '.join(d + '/' for d in self.step_dirs)})")
+            elif path.suffix not in SOURCE_SUFFIXES:
+                reasons.append(f"{raw}: not a JavaScript/TypeScript file")
+            elif raw in self.infrastructure:
+                reasons.append(f"{raw}: shared test infrastructure (hooks, registration) cannot be replaced")
+        return reasons
+
+    # ------------------------------------------------------------------ verdict
+    def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
+        findings = screen(prediction.files, list(self.project.production))
+        if findings:
+            return Judgement(Outcome.tampering, findings[0], evidence=findings)
+        with tempfile.TemporaryDirectory(prefix="req2test-cjs-") as tmp:
+            return self._judge(inst, prediction, gold, Path(tmp))
+
+    def _judge(self, inst: Instance, prediction: Prediction, gold: GoldTest, tmp: Path) -> Judgement:
+        gold_sites = {(d.file, d.line) for d in gold.step_definitions}
+        removed = [s for s in self.side.sites if (s.file, s.line) in gold_sites]
+        replaced = self.side.files_without(removed)
+        replaced.update({path: text.encode("utf-8") for path, text in prediction.files.items()})
+        base = tmp / "base"
+        link_tree(self.snapshot, base, replaced, self.modules)
+        req = inst.requirement
+        selection = [f"{req.feature_file}:{line}" for line in req.run_lines]
+        runs = 0
+
+        def run(mutant_id: str | None, tag: str) -> CucumberRun:
+            nonlocal runs
+            runs += 1
+            tree = base
+            if mutant_id is not None:
+                mutant = self.mutants[mutant_id]
+                original = (self.snapshot / mutant.file).read_text(encoding="utf-8")
+                tree = tmp / f"tree-{tag}"
+                link_tree(base, tree, {mutant.file: self.framework.language.apply_mutant(original, mutant).encode()},
+                          self.modules)
+            result = run_cucumber(tree, selection, tmp / f"out-{tag}", timeout=self.options.timeout,
+                                  isolation=self.options.isolation, compile_cache=self.cache)
+            if tree is not base:
+                shutil.rmtree(tree, ignore_errors=True)
+            return result
+
+        clean = run(None, "clean")
+        outcome, detail = classify(clean, len(req.run_lines))
+        if outcome is not Outcome.passed:
+            return Judgement(outcome, detail, fresh_runs=runs, trace={})
+        if not self.options.mutants or not gold.kills:
+            return Judgement(Outcome.passed, fresh_runs=runs, trace={}, confirmation={"clean_runs": 1})
+        # the ground-truth kills and two null runs (the original code), shuffled
+        plan: list[str | None] = [*gold.kills, None, None]
+        self.rng.shuffle(plan)
+        claimed: set[str] = set()
+        timeouts = 0
+        for n, mutant_id in enumerate(plan):
+            result = run(mutant_id, f"m{n}")
+            if mutant_id is None:
+                if not result.passed:
+                    return Judgement(Outcome.unstable, "a null run (the original code) did not pass",
+                                     evidence=["null run failed: " + classify(result, len(req.run_lines))[1]],
+                                     fresh_runs=runs)
+            elif not result.passed:
+                if not result.timed_out and not result.report.steps_ran():
+                    # the runner never reached a step: not a detection, and not the test's doing
+                    return Judgement(Outcome.infrastructure_failure,
+                                     f"no step ran under mutant {mutant_id}: {_last_error(result.stderr)[:200]}",
+                                     fresh_runs=runs)
+                claimed.add(mutant_id)
+                timeouts += int(result.timed_out)
+        order = sorted(claimed)
+        self.rng.shuffle(order)
+        for n, mutant_id in enumerate(order):  # every kill must reproduce in a new process
+            if run(mutant_id, f"r{n}").passed:
+                return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
+                                 evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
+        return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace={},
+                         confirmation={"clean_runs": 1, "null_runs": 2, "reproduced_kills": len(claimed)})
+
+
+def describe() -> str:
+    return json.dumps({"runs": "fresh node process per run", "screen": [why for _, why in SCREEN]})

@@ -1,0 +1,88 @@
+"""Body hiding for JavaScript/TypeScript production code (views of cucumber-js projects).
+
+tree-sitter finds the outermost function bodies — declarations, class methods, and
+functions or arrows bound to a name — and each selected body becomes
+``{ throw new Error("implementation hidden"); }`` padded with its own line breaks, so the
+declaration (name, parameters, types, modifiers) stays verbatim and every later line keeps
+its number. Qualnames: ``name`` for a function or bound function, ``Class.method`` for a
+method; the line is the declaration's first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from harness.hiding import HIDDEN_MESSAGE, HidingReport
+
+_FUNCTIONS = {"function_declaration", "generator_function_declaration", "method_definition",
+              "function_expression", "arrow_function", "function", "generator_function"}
+
+
+@lru_cache(maxsize=2)
+def _parser(typescript: bool):
+    import tree_sitter
+
+    if typescript:
+        import tree_sitter_typescript
+
+        return tree_sitter.Parser(tree_sitter.Language(tree_sitter_typescript.language_typescript()))
+    import tree_sitter_javascript
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
+
+
+def _name(node) -> str:
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return name.text.decode("utf-8", errors="replace")
+    parent = node.parent
+    if parent is not None and parent.type in ("variable_declarator", "public_field_definition",
+                                              "field_definition", "pair", "assignment_expression"):
+        target = parent.child_by_field_name("name") or parent.child_by_field_name("key") \
+            or parent.child_by_field_name("property") or parent.child_by_field_name("left")
+        if target is not None:
+            return target.text.decode("utf-8", errors="replace").split(".")[-1]
+    return ""
+
+
+class JsHider:
+    language = "typescript"
+    source_suffixes = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+
+    def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
+        return hide_js_bodies(source, should_hide, typescript=True)
+
+
+def hide_js_bodies(source: str, should_hide: Callable[[str, int], bool],
+                   typescript: bool = True) -> tuple[str, HidingReport]:
+    data = source.encode("utf-8")
+    tree = _parser(typescript).parse(data)
+    report = HidingReport()
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[object, str]] = [(tree.root_node, "")]
+    while stack:
+        node, owner = stack.pop()
+        if node.type in ("class_declaration", "class", "abstract_class_declaration"):
+            name = node.child_by_field_name("name")
+            owner = name.text.decode() if name is not None else owner
+        if node.type in _FUNCTIONS:
+            body = node.child_by_field_name("body")
+            name = _name(node)
+            if body is not None and body.type == "statement_block" and name:
+                qualname = f"{owner}.{name}" if owner and node.type == "method_definition" else name
+                line = node.start_point[0] + 1
+                inner = data[body.start_byte + 1:body.end_byte - 1]
+                if not inner.strip():
+                    report.kept_stubs.append(qualname)
+                elif should_hide(qualname, line):
+                    spans.append((body.start_byte, body.end_byte))
+                    report.hidden.append(qualname)
+                continue  # outermost bodies only: what is nested goes with them
+        stack.extend((child, owner) for child in reversed(node.children))
+    out = data
+    for start, end in sorted(spans, reverse=True):
+        breaks = out[start:end].count(b"\n")
+        placeholder = f'{{ throw new Error("{HIDDEN_MESSAGE}"); }}'.encode() + b"\n" * breaks
+        out = out[:start] + placeholder + out[end:]
+    return out.decode("utf-8"), report

@@ -1,0 +1,115 @@
+"""cucumber-js end to end on the bundled example (examples/cartjs, its packages installed by
+scripts/install-node-deps.sh): a real node, cucumber-js 12.9.0 and Stryker 9.6.1, bubblewrap.
+
+Build (isolation runs, positive/negative validation at step-definition granularity, Stryker's
+kill matrix checked against fresh processes), calibration (oracle kill-complete, empty kills
+nothing) and the evaluator's answers to hostile and broken predictions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.build.pipeline import BuildError, BuildOptions, build_dataset
+from bench.calibrate import calibration_predictions
+from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, evaluate
+from bench.model import Prediction
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "cartjs"
+STEPS = "features/step_definitions/cart_steps.js"
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@pytest.fixture(scope="module")
+def cart_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (EXAMPLE / "node_modules" / "@cucumber" / "cucumber").is_dir():
+        pytest.fail("examples/cartjs has no node_modules: run bash scripts/install-node-deps.sh")
+    out = tmp_path_factory.mktemp("cartjs") / "dataset"
+    build_dataset(str(EXAMPLE), out, BuildOptions(workers=2))
+    return out
+
+
+def test_the_example_builds_at_step_definition_granularity(cart_dataset: Path) -> None:
+    dataset = load_dataset(cart_dataset)
+    assert dataset.verify() == []
+    project = dataset.card.projects[0]
+    assert project.runner == "cucumber-js 12.9.0" and project.framework == "cucumber-js"
+    assert project.instances == 5 and project.exclusions == {}, project.exclusions
+    assert not (cart_dataset / project.snapshot / "node_modules").exists()  # provisioned from the lockfile
+    gold = dataset.load_gold()
+    outline = gold["cartjs/features/discounts.feature:4"]
+    assert {d.qualname for d in outline.step_definitions} == {
+        "Given('an empty cart')", "Given('I add {int} {string} at {int} cents')",
+        "When('I check out with code {string}')", "Then('the total is {int} cents')"}
+    assert {b.scenario_line for b in outline.bindings} == {12, 13, 14, 15}  # every Examples row ran
+    assert all(g.kills and set(g.kills) <= set(g.pool) for g in gold.values())
+    fresh = dataset.card.mutation["fresh_check"]
+    assert fresh["sampled"] >= 40 and fresh["kills_sampled"] >= 20
+    assert fresh["agree"] == fresh["sampled"], fresh["disagreements"]
+
+
+def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
+    sets = calibration_predictions(cart_dataset)
+    results = {}
+    for name in ("oracle", "empty"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name]))
+        summary = evaluate(cart_dataset, path, tmp_path / name, EvaluateOptions(workers=2, resamples=100))
+        results[name] = summary
+    assert results["oracle"]["pass_at_1"]["value"] == 1.0, results["oracle"]["outcomes"]
+    assert results["oracle"]["kill_complete_at_1"]["value"] == 1.0
+    assert results["empty"]["pass_at_1"]["value"] == 1.0, results["empty"]["outcomes"]
+    assert results["empty"]["mutant_recall"]["value"] == 0.0
+    assert results["empty"]["kill_complete_at_1"]["value"] == 0.0
+    rows = [json.loads(line) for line in (tmp_path / "oracle" / "results.jsonl").read_text().splitlines()]
+    assert all(r["coverage_jaccard"] is None and r["confirmation"]["reproduced_kills"] == r["generated_kills"]
+               for r in rows)
+
+
+def _judge(cart_dataset: Path, tmp_path: Path, files: dict[str, str]) -> dict:
+    instance = "cartjs/features/cart.feature:4"
+    path = tmp_path / "p.jsonl"
+    path.write_text(Prediction(instance_id=instance, files=files).model_dump_json() + "\n")
+    evaluate(cart_dataset, path, tmp_path / "run", EvaluateOptions(instances=[instance], resamples=10))
+    return json.loads((tmp_path / "run" / "results.jsonl").read_text().splitlines()[0])
+
+
+ORACLE_HEAD = (EXAMPLE / STEPS).read_text().split("Given('an empty cart'")[0]
+
+
+@pytest.mark.parametrize(("files", "outcome", "detail"), [
+    # reads the production source to tell a mutant from the original
+    ({STEPS: ORACLE_HEAD + "const fs = require('fs');\nconst src = fs.readFileSync('src/cart.js', 'utf8');\n"},
+     "tampering", "reads a file near the production code"),
+    ({STEPS: ORACLE_HEAD + "if (process.env.MUTANT) { throw new Error('x'); }\n"}, "tampering", "process"),
+    ({"cucumber.json": "{}"}, "generation_failure", "runner configuration"),
+    ({"features/support/world.js": "// mine\n"}, "generation_failure", "shared test infrastructure"),
+    ({STEPS: ORACLE_HEAD}, "binding_failure", "undefined step"),
+    ({STEPS: ORACLE_HEAD + "Given('an empty cart', function () { this.cart = new Cart(); });\n"
+             "When('I add {int} {string} at {int} cents', function (q, n, p) { this.cart.add(n, p, q); });\n"
+             "Then('the cart holds {int} items', function (c) { assert.strictEqual(this.cart.count(), c + 1); });\n"
+             "Then('the subtotal is {int} cents', function () {});\n"}, "assertion_failure", "the cart holds"),
+    ({STEPS: ORACLE_HEAD + "Given('an empty cart', function () { this.cart.add('x', 1); });\n"
+             "When('I add {int} {string} at {int} cents', function () {});\n"
+             "Then('the cart holds {int} items', function () {});\n"
+             "Then('the subtotal is {int} cents', function () {});\n"}, "execution_failure", "an empty cart"),
+])
+def test_the_evaluator_answers_broken_and_hostile_predictions(cart_dataset: Path, tmp_path: Path,
+                                                              files: dict[str, str], outcome: str,
+                                                              detail: str) -> None:
+    result = _judge(cart_dataset, tmp_path, files)
+    assert result["outcome"] == outcome, result
+    assert detail in result["detail"], result["detail"]
+
+
+def test_a_project_without_the_pinned_runner_is_refused_in_one_line(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("node_modules"))
+    with pytest.raises(BuildError, match=r"@cucumber/cucumber is not installed; req2test runs @cucumber/cucumber@12\.9\.0"):
+        build_dataset(str(project), tmp_path / "ds", BuildOptions(workers=1))
