@@ -56,9 +56,66 @@ SCREEN = [
 ]
 
 
+# names a step definition has no use for, that reach what could observe a verdict
+FORBIDDEN_NAMES = {"process": "reaches into the process", "globalThis": "inspects the global object",
+                   "global": "inspects the global object", "Reflect": "uses reflection on objects",
+                   "eval": "evaluates built code", "Function": "builds functions from text",
+                   "WebAssembly": "loads WebAssembly", "__stryker__": "inspects the global object"}
+FORBIDDEN_MODULES = {"child_process", "worker_threads", "cluster", "vm", "inspector", "v8", "module", "repl",
+                     "trace_events", "async_hooks", "perf_hooks", "wasi", "dgram", "net", "tls", "http2"}
+
+
+def _syntax_findings(path: str, text: str) -> list[str]:
+    """What the syntax tree shows (names outside strings and comments, computed requires)."""
+    from bench.frameworks.cucumber_js.testside import _parser
+
+    tree = _parser(path.endswith((".ts", ".cts", ".mts")))
+    root = tree.parse(text.encode("utf-8")).root_node
+    findings: list[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in ("identifier", "shorthand_property_identifier") and node.text.decode() in FORBIDDEN_NAMES:
+            findings.append(f"{path}:{node.start_point[0] + 1}: {FORBIDDEN_NAMES[node.text.decode()]} "
+                            f"({node.text.decode()!r})")
+        elif kind == "property_identifier" and node.text.decode() in ("constructor", "__proto__", "caller",
+                                                                       "callee", "mainModule"):
+            # ``x instanceof y.constructor`` is ordinary; calling it, or reaching through it
+            # (``f.constructor.constructor('return process')``), is how code escapes a screen
+            member = node.parent
+            beyond = member.parent if member is not None else None
+            through = beyond is not None and (beyond.type == "call_expression" or (
+                beyond.type in ("member_expression", "subscript_expression")
+                and beyond.child_by_field_name("object") == member))
+            if node.text.decode() != "constructor" or through:
+                findings.append(f"{path}:{node.start_point[0] + 1}: reaches into object internals "
+                                f"({node.text.decode()!r})")
+        elif kind == "call_expression":
+            function = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
+            name = function.text.decode() if function is not None else ""
+            if name in ("require", "import") or (function is not None and function.type == "import"):
+                first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+                if first is None or first.type != "string":
+                    findings.append(f"{path}:{node.start_point[0] + 1}: loads a module by a computed name")
+                elif first.text.decode()[1:-1].removeprefix("node:").split("/")[0] in FORBIDDEN_MODULES:
+                    findings.append(f"{path}:{node.start_point[0] + 1}: loads a runtime-introspection or "
+                                    f"process module ({first.text.decode()})")
+        elif kind == "import_statement":
+            source = node.child_by_field_name("source")
+            if source is not None and source.text.decode()[1:-1].removeprefix("node:").split("/")[0] in FORBIDDEN_MODULES:
+                findings.append(f"{path}:{node.start_point[0] + 1}: loads a runtime-introspection or process "
+                                f"module ({source.text.decode()})")
+        stack.extend(node.children)
+    return findings
+
+
 def screen(files: dict[str, str], production: list[str]) -> list[str]:
     """Findings of the static screen (empty: nothing found)."""
     findings = []
+    for path, text in sorted(files.items()):
+        findings += _syntax_findings(path, text)
     production_refs = re.compile("|".join(re.escape(p.rstrip("/") + "/") for p in production) or r"$^")
     for path, text in sorted(files.items()):
         for pattern, why in SCREEN:
