@@ -72,14 +72,16 @@ def test_js_algorand_sdk_builds_with_mutants_and_fresh_agreement(js_dataset: Pat
 def test_calibration_is_exact_on_a_sample(js_dataset: Path, tmp_path: Path) -> None:
     sets = calibration_predictions(js_dataset)
     gold = load_dataset(js_dataset).load_gold()
-    ids = sorted(p.instance_id for p in sets["oracle"] if gold[p.instance_id].kills)
-    sample = sorted(random.Random(0).sample(ids, min(12, len(ids))))
+    # every verdict run is a fresh node process (~0.7 s): CI judges six instances with at most
+    # 30 kills; the README has the full calibration
+    ids = sorted(p.instance_id for p in sets["oracle"] if 0 < len(gold[p.instance_id].kills) <= 30)
+    sample = sorted(random.Random(0).sample(ids, min(6, len(ids))))
     summaries = {}
     for name in ("oracle", "empty"):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name] if p.instance_id in sample))
         summaries[name] = evaluate(js_dataset, path, tmp_path / name,
-                                   EvaluateOptions(instances=sample, resamples=200))
+                                   EvaluateOptions(instances=sample, resamples=200, workers=2))
     oracle, empty = summaries["oracle"], summaries["empty"]
     assert oracle["pass_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
     assert oracle["kill_complete_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])

@@ -12,7 +12,7 @@ still apply, apply:
 - a static screen of the prediction (``screen``) refuses what could observe or forge a
   verdict (processes, the module system, the inspector, source text of functions,
   production files read as data) → ``tampering``;
-- every claimed kill is reproduced in a second fresh run, every null run must pass;
+- a sample of the claimed kills (5) is reproduced in a second fresh run, every null run must pass;
   any disagreement → ``unstable``.
 
 Coverage is not measured for cucumber-js yet (``coverage_jaccard`` is None), nor API calls.
@@ -35,6 +35,8 @@ from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, TestSideJs
 from bench.model import GoldTest, Instance, Outcome, Prediction
 from bench.mutation.executor import load_manifest
 from bench.verdict import Judgement
+
+REPRODUCED_KILLS = 5  # claimed kills replayed in a second fresh process
 
 # what a test has no business doing, and what it would need to tell a mutant from the original
 SCREEN = [
@@ -286,14 +288,18 @@ class ProjectJudge:
                                      fresh_runs=runs)
                 claimed.add(mutant_id)
                 timeouts += int(result.timed_out)
+        # a sample of the kills must reproduce in a new process (every run is already a fresh
+        # process with nothing carried over, so a reproduction guards against flaky verdicts,
+        # not against a warm executor; behave replays 5 kills fresh the same way)
         order = sorted(claimed)
         self.rng.shuffle(order)
-        for n, mutant_id in enumerate(order):  # every kill must reproduce in a new process
+        order = order[:REPRODUCED_KILLS]
+        for n, mutant_id in enumerate(order):
             if run(mutant_id, f"r{n}").passed:
                 return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
                                  evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
         return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace={},
-                         confirmation={"clean_runs": 1, "null_runs": 2, "reproduced_kills": len(claimed)})
+                         confirmation={"clean_runs": 1, "null_runs": 2, "reproduced_kills": len(order)})
 
 
 def describe() -> str:
