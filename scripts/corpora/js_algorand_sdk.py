@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from py_algorand_sdk import TESTING_COMMIT, checkout, default_source  # noqa: E402
+from py_algorand_sdk import TESTING_COMMIT, checkout_with_features, default_source  # noqa: E402
 
 SDK_COMMIT = "80252be98a883800377a92a41694ac1c1f1fd9bf"  # v3.5.2
 STEPS = "tests/cucumber/steps"
@@ -53,18 +51,7 @@ def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = 
              testing_commit: str = TESTING_COMMIT) -> Path:
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"{out} exists and is not empty")
-    with tempfile.TemporaryDirectory() as tmp:
-        testing = Path(tmp) / "testing"
-        checkout(sdk_source, sdk_commit, out)
-        checkout(testing_source, testing_commit, testing)
-        features = out / FEATURES
-        features.mkdir(parents=True, exist_ok=True)
-        for entry in (testing / "features").iterdir():  # cp -r features/* tests/cucumber/features
-            target = features / entry.name
-            if entry.is_dir():
-                shutil.copytree(entry, target, dirs_exist_ok=True)
-            else:
-                shutil.copy2(entry, target)
+    checkout_with_features(out, sdk_source, sdk_commit, testing_source, testing_commit, FEATURES)
     for name in ("index.js", "steps.js"):
         path = out / STEPS / name
         text = path.read_text(encoding="utf-8")

@@ -48,6 +48,24 @@ def checkout(source: str, commit: str, dest: Path) -> None:
     shutil.rmtree(dest / ".git")
 
 
+def checkout_with_features(out: Path, sdk_source: str, sdk_commit: str, testing_source: str,
+                           testing_commit: str, features_dir: str) -> None:
+    """The SDK at its commit in ``out``, with algorand-sdk-testing's ``features/`` copied into
+    ``features_dir`` (what each SDK's test-harness.sh does: cp -r features/* DIR)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        testing = Path(tmp) / "testing"
+        checkout(sdk_source, sdk_commit, out)
+        checkout(testing_source, testing_commit, testing)
+        features = out / features_dir
+        features.mkdir(parents=True, exist_ok=True)
+        for entry in (testing / "features").iterdir():
+            target = features / entry.name
+            if entry.is_dir():
+                shutil.copytree(entry, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(entry, target)
+
+
 def unit_tags(sdk: Path) -> list[str]:
     tags = []
     for line in (sdk / "tests" / "unit.tags").read_text().split():
@@ -60,18 +78,7 @@ def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = 
              testing_commit: str = TESTING_COMMIT) -> Path:
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"{out} exists and is not empty")
-    with tempfile.TemporaryDirectory() as tmp:
-        testing = Path(tmp) / "testing"
-        checkout(sdk_source, sdk_commit, out)
-        checkout(testing_source, testing_commit, testing)
-        features = out / "tests" / "features"
-        features.mkdir(parents=True, exist_ok=True)
-        for entry in (testing / "features").iterdir():  # cp -r features/* tests/features
-            target = features / entry.name
-            if entry.is_dir():
-                shutil.copytree(entry, target, dirs_exist_ok=True)
-            else:
-                shutil.copy2(entry, target)
+    checkout_with_features(out, sdk_source, sdk_commit, testing_source, testing_commit, "tests/features")
     tags = unit_tags(out)
     settings = ("\n[tool.req2test]\n"
                 'features = "tests"\n'

@@ -227,18 +227,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         except WorkerError as exc:
             raise BuildError(f"the behave worker failed during validation: {exc}") from exc
 
-    validated: list[Candidate] = []
-    for cand in passing:
-        if not all(cand.positive):
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed",
-                                        detail=f"closure alone passed {sum(cand.positive)}/{len(cand.positive)} runs"))
-        elif not cand.negative_initialized:
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized"))
-        elif any(cand.negative):
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_passed",
-                                        detail="the scenario passes without its test implementation"))
-        else:
-            validated.append(cand)
+    validated = validation_verdicts(passing, exclusions, "closure alone", "its test implementation")
 
     with timer("analysis"):
         instances, gold = _analyse(project, source, validated, index, test_side, import_time, options)
@@ -295,6 +284,26 @@ def collect_candidates(work: Path, source: ProjectSource, project: str, framewor
             else:
                 candidates.append(Candidate(instance_id, req))
     return candidates, exclusions, warnings, features_total, scenarios_total
+
+
+def validation_verdicts(passing: list[Candidate], exclusions: list[Exclusion], alone: str,
+                        implementation: str) -> list[Candidate]:
+    """Stage III's rule, any framework: a candidate stays when its test implementation alone
+    passes every positive run and the negative workspace initialises and never passes;
+    otherwise it is excluded with the reason (``alone``/``implementation`` name the parts)."""
+    validated: list[Candidate] = []
+    for cand in passing:
+        if not all(cand.positive):
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed",
+                                        detail=f"{alone} passed {sum(cand.positive)}/{len(cand.positive)} runs"))
+        elif not cand.negative_initialized:
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized"))
+        elif any(cand.negative):
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_passed",
+                                        detail=f"the scenario passes without {implementation}"))
+        else:
+            validated.append(cand)
+    return validated
 
 
 def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: BuildOptions,

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.build.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates
+from bench.build.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates, validation_verdicts
 from bench.build.relations import RelationInput, compute_relations
 from bench.frameworks.cucumber_js.framework import CUCUMBER_VERSION, STRYKER_VERSION, fresh_verdict
 from bench.frameworks.cucumber_js.language import make_mutant, production_files
@@ -157,19 +157,7 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
                 if result.timed_out or (result.exit_code not in (0, 1)):
                     cand.negative_initialized = False
         shutil.rmtree(tmp / "trees", ignore_errors=True)
-    validated: list[Candidate] = []
-    for cand in passing:
-        if not all(cand.positive):
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed",
-                                        detail=f"its step definitions alone passed {sum(cand.positive)}/"
-                                               f"{len(cand.positive)} runs"))
-        elif not cand.negative_initialized:
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized"))
-        elif any(cand.negative):
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_passed",
-                                        detail="the scenario passes without its step definitions"))
-        else:
-            validated.append(cand)
+    validated = validation_verdicts(passing, exclusions, "its step definitions alone", "its step definitions")
 
     with timer("analysis"):
         instances, gold = _analyse(project, source, validated, sites, side, options)
