@@ -21,7 +21,6 @@ Coverage is not measured for cucumber-js yet (``coverage_jaccard`` is None), nor
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 import shutil
@@ -300,7 +299,3 @@ class ProjectJudge:
                                  evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
         return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace={},
                          confirmation={"clean_runs": 1, "null_runs": 2, "reproduced_kills": len(order)})
-
-
-def describe() -> str:
-    return json.dumps({"runs": "fresh node process per run", "screen": [why for _, why in SCREEN]})
