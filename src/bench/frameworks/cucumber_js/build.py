@@ -402,9 +402,8 @@ def _fresh_check(framework: Any, work: Path, modules: Path, instances: list[Inst
     def replay(n_pair: tuple[int, tuple[Instance, str]]) -> tuple[str, str, str]:
         n, (inst, mutant_id) = n_pair
         mutant = mutants[mutant_id]
-        original = (work / mutant.file).read_text(encoding="utf-8")
         tree = tmp / "fresh" / str(n)
-        link_tree(work, tree, {mutant.file: framework.language.apply_mutant(original, mutant).encode()}, modules)
+        link_tree(work, tree, framework.language.mutated_files(work, mutant), modules)
         req = inst.requirement
         run = run_cucumber(tree, [f"{req.feature_file}:{line}" for line in req.run_lines], tmp / "fresh-out" / str(n),
                            timeout=options.timeout, isolation=isolation, compile_cache=cache)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.frameworks.cucumber_js.language import TypeScriptLanguage
-from bench.frameworks.protocol import Framework, FreshVerdict, Language, PromptTerms, TestAreaSpec
+from bench.frameworks.protocol import Framework, FreshVerdict, PromptTerms, TestAreaSpec
 from bench.gherkin_reader import FeatureFile
 from bench.model import Mutant
 
@@ -36,7 +36,7 @@ CONFIG_FILES = frozenset({"cucumber.json", "cucumber.js", "cucumber.cjs", "cucum
 
 class CucumberJsFramework(Framework):
     name: ClassVar[str] = "cucumber-js"
-    language: ClassVar[Language] = TypeScriptLanguage()
+    language: ClassVar[TypeScriptLanguage] = TypeScriptLanguage()
     runner_config_files: ClassVar[frozenset[str]] = CONFIG_FILES
     # no Python worker: builds go through bench.frameworks.cucumber_js.build, evaluations
     # through bench.frameworks.cucumber_js.judge (the protocol's build_project/judge_instance)
@@ -95,10 +95,7 @@ class CucumberJsFramework(Framework):
                   mutant: Mutant | None, timeout: float, python: str) -> FreshVerdict:
         from bench.frameworks.cucumber_js.runner import link_tree, run_cucumber
 
-        replaced: dict[str, bytes] = {}
-        if mutant is not None:
-            original = (root / mutant.file).read_text(encoding="utf-8")
-            replaced[mutant.file] = self.language.apply_mutant(original, mutant).encode("utf-8")
+        replaced = self.language.mutated_files(root, mutant)
         with tempfile.TemporaryDirectory(prefix="req2test-fresh-") as tmp:
             work = Path(tmp) / "root"
             link_tree(root, work, replaced, (root / "node_modules").resolve())

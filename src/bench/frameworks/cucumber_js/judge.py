@@ -250,10 +250,8 @@ class ProjectJudge:
             runs += 1
             tree = base
             if mutant_id is not None:
-                mutant = self.mutants[mutant_id]
-                original = (self.snapshot / mutant.file).read_text(encoding="utf-8")
                 tree = tmp / f"tree-{tag}"
-                link_tree(base, tree, {mutant.file: self.framework.language.apply_mutant(original, mutant).encode()},
+                link_tree(base, tree, self.framework.language.mutated_files(self.snapshot, self.mutants[mutant_id]),
                           self.modules)
             result = run_cucumber(tree, selection, tmp / f"out-{tag}", timeout=self.options.timeout,
                                   isolation=self.options.isolation, compile_cache=self.cache)

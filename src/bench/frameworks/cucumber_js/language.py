@@ -77,6 +77,13 @@ class TypeScriptLanguage(Language):
         unique = {m.id: m for m in mutants}
         return sorted(unique.values(), key=lambda m: (m.file, m.line, m.col, m.id))
 
+    def mutated_files(self, root: Path, mutant: Mutant | None) -> dict[str, bytes]:
+        """What a run's tree replaces to hold ``mutant`` (read from ``root``); {} for none."""
+        if mutant is None:
+            return {}
+        original = (root / mutant.file).read_text(encoding="utf-8")
+        return {mutant.file: self.apply_mutant(original, mutant).encode("utf-8")}
+
     def apply_mutant(self, source: str, mutant: Mutant) -> str:
         lines = source.splitlines(keepends=True)
         start = _offset(lines, mutant.line, mutant.col)
