@@ -152,8 +152,12 @@ def test_views_find_the_body_hider_by_language() -> None:
     from harness.hiding import _HIDERS, PythonHider, hider_for, register_hider
 
     assert isinstance(hider_for("python"), PythonHider)
-    with pytest.raises(LookupError, match="no body hider for 'cobol' \\(have: python\\)"):
+    # The list of known languages depends on which hiders earlier tests loaded (typescript loads lazily).
+    with pytest.raises(LookupError, match="no body hider for 'cobol' \\(have: python"):
         hider_for("cobol")
+    from harness.hiding_js import JsHider
+
+    assert isinstance(hider_for("typescript"), JsHider)
 
     class UpperHider:
         language = "shout"
