@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# litellm fetches its price map from GitHub when imported unless told not to (harness.llm sets
+# this too, but a test may import litellm first): offline, that is seconds of failed attempts.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tinyshop"

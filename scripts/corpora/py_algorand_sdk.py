@@ -3,8 +3,9 @@
 py-algorand-sdk keeps its step definitions in ``tests/steps`` and gets its Gherkin from a
 second repository, algorand-sdk-testing, whose ``features/`` its ``test-harness.sh`` copies
 into ``tests/features``; ``make unit`` then runs ``behave --tags=<tests/unit.tags> tests``.
-This script does the same offline-friendly part (no test network: unit scenarios only) and
-adds the project's req2test settings to its pyproject.toml:
+This script does the same offline-friendly part (no test network: unit scenarios only), seeds
+the mock server's default status file (see ``seed_mock_response_status``) and adds the
+project's req2test settings to its pyproject.toml:
 
     [tool.req2test]
     features = "tests"            # behave's base dir: environment.py and steps/ live there
@@ -74,11 +75,25 @@ def unit_tags(sdk: Path) -> list[str]:
     return tags
 
 
+def seed_mock_response_status(sdk: Path) -> None:
+    """Write the mock server's default status, "200", before any scenario runs.
+
+    tests/environment.py reads ``tests/features/resources/mock_response_status`` on every mock
+    GET and then resets it to "200" ("so that tests that don't write above file operate
+    properly"); only the steps "… with status N." create it. Neither repository ships it, so in a
+    whole-suite run the scenarios without a status pass only because one with a status ran
+    first, and alone each of them fails (22 at the pinned commits). The seeded file is the value
+    the suite's own code restores after every request: it changes no scenario's meaning.
+    """
+    (sdk / "tests" / "features" / "resources" / "mock_response_status").write_text("200", encoding="utf-8")
+
+
 def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = SDK_COMMIT,
              testing_commit: str = TESTING_COMMIT) -> Path:
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"{out} exists and is not empty")
     checkout_with_features(out, sdk_source, sdk_commit, testing_source, testing_commit, "tests/features")
+    seed_mock_response_status(out)
     tags = unit_tags(out)
     settings = ("\n[tool.req2test]\n"
                 'features = "tests"\n'

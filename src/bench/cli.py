@@ -135,6 +135,9 @@ def evaluate_command(
                                               "(plus one clean replay); 0 turns the replays off.", min=0)] = 5,
     seed: Annotated[int | None, typer.Option(help="Seed of the verdict runs' random order (default: fresh "
                                                   "randomness, so a test cannot learn the order).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 3 when an instance has no prediction or an "
+                                                          "invalid one (they still score as generation failures).")]
+    = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Score generated test implementations: stage outcome, API-call F1, coverage Jaccard,
@@ -151,6 +154,8 @@ def evaluate_command(
       req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/mine
 
       req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/one --instance tinyshop/features/cart.feature:13
+
+      req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/mine --strict   # exit 3 if any is missing
     """
     from bench.evaluate import EvaluateOptions, EvaluationError, evaluate
 
@@ -170,6 +175,8 @@ def evaluate_command(
     finally:
         progress.close()
     print_run_summary(summary_data, title=str(output))
+    if not report_submission(summary_data) and strict:
+        raise typer.Exit(3)
 
 
 def calibrate_command(
@@ -213,6 +220,29 @@ def print_run_summary(data: dict, title: str) -> None:
     out.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in data["outcomes"].items() if v))
     if data["exclusions"]:
         out.print("excluded (infrastructure): " + ", ".join(f"{k} {v}" for k, v in data["exclusions"].items()))
+
+
+def report_submission(data: dict) -> bool:
+    """Print what was submitted (stderr) when anything is missing or invalid; True when complete."""
+    from bench.model import SubmissionReport
+
+    if data.get("submission") is None:
+        return True
+    report = SubmissionReport.model_validate(data["submission"])
+    if report.complete:
+        return True
+    console.print(f"[yellow]submission:[/] {report.instances} instance(s): {report.submitted} submitted "
+                  f"({report.valid} valid, {report.invalid} invalid), {report.missing} missing; invalid and "
+                  "missing ones score as generation_failure", highlight=False, soft_wrap=True)
+    shown = 5
+    for instance_id, reason in list(report.invalid_reasons.items())[:shown]:
+        console.print(f"  invalid {escape(instance_id)}: {escape(reason)}", highlight=False, soft_wrap=True)
+    if report.invalid > shown:
+        console.print(f"  … {report.invalid - shown} more invalid (summary.json: submission.invalid_reasons)", soft_wrap=True)
+    if report.missing:
+        listed = ", ".join(report.missing_ids[:shown]) + (" …" if report.missing > shown else "")
+        console.print(f"  missing: {escape(listed)}", highlight=False, soft_wrap=True)
+    return False
 
 
 def schema(

@@ -30,7 +30,7 @@ from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.evalspace import build_base
 from bench.frameworks.registry import get_framework
 from bench.isolation import IsolationError, resolve_mode
-from bench.model import GoldTest, Instance, InstanceResult, Outcome, Prediction
+from bench.model import INVALID_SUBMISSION, NO_PREDICTION, GoldTest, Instance, InstanceResult, Outcome, Prediction
 from bench.mutation.executor import load_manifest
 from bench.production_index import ProductionIndex
 from bench.summary import summarize_run
@@ -39,6 +39,8 @@ from bench.verdict import Judgement, VerdictOptions, judge
 
 class EvaluationError(Exception):
     """A user-facing problem (bad predictions file, run dir of another run); one line."""
+
+
 
 
 @dataclass
@@ -78,7 +80,10 @@ def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str],
             predictions[instance_id] = Prediction.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
-            problems[instance_id] = f"invalid submission: {'.'.join(map(str, err['loc']))}: {err['msg']}"
+            problems[instance_id] = INVALID_SUBMISSION + (
+                "a SWE-bench-style line (model_patch); a req2test prediction is "
+                '{"instance_id": ..., "files": {"path": "content"}} (req2test schema prediction)'
+                if "model_patch" in data else f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
     return predictions, problems, hashlib.sha256(raw).hexdigest()
 
 
@@ -377,10 +382,10 @@ def _evaluate_own(judge: Any, instances: list[Instance], gold: dict[str, GoldTes
         prediction = predictions.get(inst.id)
         problem = problems.get(inst.id)
         if problem is not None or prediction is None:
-            result = _empty_result(inst, Outcome.generation_failure, problem or "no prediction for this instance",
+            result = _empty_result(inst, Outcome.generation_failure, problem or NO_PREDICTION,
                                    gold.get(inst.id), coverage=None)
         elif rejected := judge.rejections(prediction.files):
-            result = _empty_result(inst, Outcome.generation_failure, "invalid submission: " + rejected[0],
+            result = _empty_result(inst, Outcome.generation_failure, INVALID_SUBMISSION + rejected[0],
                                    gold[inst.id], coverage=None, rejected_paths=rejected[:50],
                                    metadata=prediction.metadata)
         elif not any(content.strip() for content in prediction.files.values()):
@@ -425,10 +430,10 @@ def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None
     if problem is not None:
         return _empty_result(inst, Outcome.generation_failure, problem)
     if prediction is None:
-        return _empty_result(inst, Outcome.generation_failure, "no prediction for this instance")
+        return _empty_result(inst, Outcome.generation_failure, NO_PREDICTION)
     rejected = area.rejections(prediction.files)
     if rejected:
-        return _empty_result(inst, Outcome.generation_failure, "invalid submission: " + rejected[0],
+        return _empty_result(inst, Outcome.generation_failure, INVALID_SUBMISSION + rejected[0],
                              rejected_paths=rejected[:50], metadata=prediction.metadata)
     if not any(path.endswith(".py") and content.strip() for path, content in prediction.files.items()):
         return _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty .py file)",

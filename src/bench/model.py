@@ -370,6 +370,38 @@ class MetricSummary(BaseModel):
     n: int = Field(description="instances contributing to the mean")
 
 
+# The details that mark a result as scored without a usable submission (see SubmissionReport).
+NO_PREDICTION = "no prediction for this instance"
+INVALID_SUBMISSION = "invalid submission: "
+
+
+class SubmissionReport(BaseModel):
+    """What was submitted, as SWE-bench reports it: every planned instance is one of valid,
+    invalid (the line or its files cannot be a test) or missing (no line); invalid and
+    missing ones score as generation failures."""
+
+    instances: int
+    submitted: int
+    valid: int
+    invalid: int
+    missing: int
+    invalid_reasons: dict[str, str] = Field(default_factory=dict, description="instance id → why")
+    missing_ids: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, results: list[InstanceResult]) -> SubmissionReport:
+        missing = [r.instance_id for r in results if r.detail == NO_PREDICTION]
+        invalid = {r.instance_id: r.detail.removeprefix(INVALID_SUBMISSION) for r in results
+                   if r.detail.startswith(INVALID_SUBMISSION)}
+        return cls(instances=len(results), submitted=len(results) - len(missing),
+                   valid=len(results) - len(missing) - len(invalid), invalid=len(invalid), missing=len(missing),
+                   invalid_reasons=invalid, missing_ids=missing)
+
+    @property
+    def complete(self) -> bool:
+        return not self.invalid and not self.missing
+
+
 class RunSummary(BaseModel):
     dataset: str
     predictions_sha256: str
@@ -389,3 +421,4 @@ class RunSummary(BaseModel):
     efficiency: dict[str, float | None]
     bootstrap: dict[str, int | str]
     isolation: str = Field("none", description="bwrap: the tests ran without network, production read-only")
+    submission: SubmissionReport | None = Field(None, description="valid / invalid / missing predictions")

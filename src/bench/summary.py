@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.model import InstanceResult, MetricSummary, Outcome, RunSummary
+from bench.model import InstanceResult, MetricSummary, Outcome, RunSummary, SubmissionReport
 from bench.stats import cluster_bootstrap, project_average
 
 Rows = list[dict[str, Any]]
@@ -75,6 +75,7 @@ def summarize_run(results: Sequence[InstanceResult], dataset_name: str, predicti
         exclusions=dict(exclusions), per_project=per_project,
         efficiency=_efficiency(rows),
         bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project"},
+        submission=SubmissionReport.of(list(results)),
         **metrics,
     )
     return summary.model_dump(mode="json")

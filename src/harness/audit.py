@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset
 from bench.model import ProjectRecord
+from harness.answer_keys import AnswerKeyScanner
 from harness.views import ground_truth_test_files
 
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".whl", ".zip", ".egg", ".tar.bz2", ".tar.xz")
@@ -27,7 +28,7 @@ _COVERAGE_NAMES = (".coverage", "coverage.json", "coverage.xml", ".coverage.")
 
 
 class Leak(BaseModel):
-    kind: str  # bytecode | vcs | coverage | mutants | gold | archive | installed_project | reachable
+    kind: str  # bytecode | vcs | coverage | mutants | gold | answer_key | archive | installed_project | reachable
     path: str
     detail: str = ""
 
@@ -43,10 +44,23 @@ def gold_test_hashes(ds: Dataset, project: ProjectRecord) -> dict[str, str]:
     return {digest: path for path, digest in ground_truth_test_files(ds, project).items()}
 
 
+def gold_test_texts(ds: Dataset, project: ProjectRecord) -> dict[str, str]:
+    """path → text of every ground-truth test file, as the dataset's snapshot holds it."""
+    snapshot = ds.root / project.snapshot
+    return {rel: (snapshot / rel).read_text(encoding="utf-8", errors="replace")
+            for rel in sorted(ground_truth_test_files(ds, project)) if (snapshot / rel).is_file()}
+
+
 def static_audit(tree: Path, project: ProjectRecord, gold_hashes: dict[str, str],
-                 allowed_files: set[str] | None = None) -> list[Leak]:
-    """Scan a view (or a workspace) on the host. ``allowed_files`` are kept infrastructure."""
+                 allowed_files: set[str] | None = None, gold_texts: dict[str, str] | None = None) -> list[Leak]:
+    """Scan a view (or a workspace) on the host. ``allowed_files`` are kept infrastructure;
+    with ``gold_texts`` (path → ground-truth test code) documents are checked for answer keys."""
     leaks: list[Leak] = []
+    if gold_texts is not None:
+        files = [p.relative_to(tree).as_posix() for p in tree.rglob("*")
+                 if not any(part in (".git", "node_modules") for part in p.relative_to(tree).parts)]
+        leaks += [Leak(kind="answer_key", path=key.path, detail=key.reason)
+                  for key in AnswerKeyScanner(gold_texts).scan(tree, files, skip=allowed_files or set())]
     package_names = {Path(p).name.removesuffix(".py") for p in project.production}
     for dirpath, dirnames, filenames in os.walk(tree):
         rel_dir = Path(dirpath).relative_to(tree)
@@ -141,9 +155,10 @@ def audit_instance_sandbox(ds: Dataset, opened: Any, sdist_cache: Path | None = 
     project = next(p for p in ds.card.projects if p.name == instance.project)
     hashes = gold_test_hashes(ds, project)
     allowed = set(opened.view.manifest.kept_infrastructure)
-    leaks = static_audit(opened.workspace.root, project, hashes, allowed)
+    leaks = static_audit(opened.workspace.root, project, hashes, allowed, gold_test_texts(ds, project))
     checks = ["no bytecode, VCS history, coverage, mutant or gold data, or project archive in the view",
-              "no file identical to a ground-truth test file"]
+              "no file identical to a ground-truth test file",
+              "no document that cites ground-truth test code by line or quotes it (an answer key)"]
     if opened.sandbox.policy.backend == "local":
         checks.append("local backend: nothing is isolated, so reachability was not probed")
         return AuditReport(passed=not leaks, leaks=leaks, checks=checks)

@@ -12,7 +12,7 @@ import typer
 from bench.cli import RichProgress, console, fail
 from bench.dataset import DatasetError
 from harness.generate import GenerateError, GenerateOptions, generate
-from harness.llm import Limits, ModelConfig
+from harness.llm import Limits, ModelConfig, ProviderRefused
 from harness.prompts import PromptError
 from harness.sandbox.base import SandboxError
 from harness.views import ViewError
@@ -74,6 +74,8 @@ def generate_command(
         records = generate(dataset, output, options, progress)
     except (GenerateError, DatasetError, SandboxError, ViewError, PromptError) as exc:
         raise fail(str(exc)) from None
+    except ProviderRefused as exc:
+        raise fail(f"{exc}. Finished instances are kept; fix it and rerun to resume") from None
     except KeyboardInterrupt:
         raise fail("interrupted; finished instances are kept and a rerun resumes", 130) from None
     finally:

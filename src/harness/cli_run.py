@@ -14,11 +14,13 @@ from bench.dataset import DatasetError
 from bench.evaluate import EvaluationError
 from harness.experiment.config import ExperimentError
 from harness.generate import GenerateError
+from harness.llm import ProviderRefused
 from harness.prompts import PromptError
 from harness.sandbox.base import SandboxError
 from harness.views import ViewError
 
-USER_ERRORS = (ExperimentError, DatasetError, EvaluationError, GenerateError, SandboxError, ViewError, PromptError)
+USER_ERRORS = (ExperimentError, DatasetError, EvaluationError, GenerateError, SandboxError, ViewError, PromptError,
+               ProviderRefused)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

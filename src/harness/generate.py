@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from bench.dataset import load_dataset
 from bench.model import GenerationMetadata, Prediction
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
-from harness.llm import Ledger, Limits, Model, ModelConfig
+from harness.llm import Ledger, Limits, Model, ModelConfig, ProviderRefused
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 from harness.sandbox.policy import load_policy
 
@@ -124,8 +124,9 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
         raise GenerateError(f"{run_dir} holds a generation with other settings; use a new run directory")
     config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     predictions = run_dir / "predictions.jsonl"
-    done = finished_instances(predictions)
     drop_torn_line(predictions)
+    set_aside_interrupted(predictions)
+    done = finished_instances(predictions)
     records: list[GenerationRecord] = []
     todo = [i for i in ids if i not in done]
     if progress is not None:
@@ -203,6 +204,10 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         report = opened.sandbox.close()
         ledger_totals = ledger.totals()
         shutil.rmtree(work, ignore_errors=True)
+        if result.reason == "provider_refused":  # every later call would be refused too: stop the run
+            raise ProviderRefused(result.detail if result.detail.startswith("the provider refused")
+                                  else f"the provider refused {options.model.model if options.model else 'the agent'}"
+                                       f": {result.detail}")
         if result.reason == "provider_interrupted" and attempts <= options.provider_reruns:
             continue  # interrupted by the provider, not by its own failure: run it again
         break
@@ -229,6 +234,29 @@ def append_prediction(path: Path, prediction: Prediction) -> None:
         fh.write(prediction.model_dump_json() + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def set_aside_interrupted(path: Path) -> list[str]:
+    """Move the generations the provider interrupted to ``predictions.interrupted.jsonl`` so a
+    rerun generates them again (one line per instance stays the rule); their ids."""
+    if not path.is_file():
+        return []
+    keep, interrupted = [], []
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        try:
+            reason = json.loads(line).get("metadata", {}).get("extra", {}).get("end_reason")
+        except (ValueError, AttributeError):
+            reason = None
+        (interrupted if reason == "provider_interrupted" else keep).append(line)
+    if interrupted:
+        with open(path.with_name("predictions.interrupted.jsonl"), "a", encoding="utf-8") as fh:
+            fh.writelines(interrupted)
+            fh.flush()
+            os.fsync(fh.fileno())
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text("".join(keep), encoding="utf-8")
+        os.replace(temporary, path)  # atomic: the journal is the old one or the new one, never half
+    return [json.loads(line)["instance_id"] for line in interrupted]
 
 
 def drop_torn_line(path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -72,6 +73,13 @@ class ProviderInterrupted(Exception):
     """Transient provider errors outlasted the retries: re-run the generation."""
 
 
+class ProviderRefused(Exception):
+    """The provider refuses every call of this configuration (no or bad credentials, unknown
+    model, a request it rejects): retrying or moving to the next instance cannot help, so the
+    run stops with this one line and writes no prediction for the instance."""
+
+
+
 class ToolCall(BaseModel):
     id: str
     name: str
@@ -120,8 +128,42 @@ class Ledger:
                 "retries": sum(len(r.retried) for r in self.records)}
 
 
+# litellm reports a missing key as a 500 (OpenAI: "Missing credentials"), an APIConnectionError
+# (Gemini) or an AuthenticationError (Anthropic): the message says what it is, whatever the class.
+_CREDENTIALS = re.compile(r"missing credentials|api[ _-]?key|no key is set|unauthori[sz]ed|invalid x-api-key|"
+                          r"authentication|permission denied|forbidden", re.IGNORECASE)
+
+
+def refusal(exc: BaseException) -> str | None:
+    """One line saying why the provider will refuse every call, or None for any other error.
+
+    A context overflow is a BadRequest too, but it ends one generation, not the run."""
+    import litellm
+
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (litellm.exceptions.ContextWindowExceededError, litellm.exceptions.RateLimitError,
+                        litellm.exceptions.Timeout)):
+        return None
+    if isinstance(exc, (litellm.exceptions.AuthenticationError, litellm.exceptions.PermissionDeniedError)) \
+            or _CREDENTIALS.search(text):
+        return f"no valid credentials ({_first_words(text)}); set the provider's key variable or pass api_key"
+    if isinstance(exc, litellm.exceptions.NotFoundError) or getattr(exc, "status_code", None) == 404:
+        return f"unknown model or endpoint ({_first_words(text)})"
+    if isinstance(exc, (litellm.exceptions.BadRequestError, litellm.exceptions.UnsupportedParamsError)):
+        return f"bad request ({_first_words(text)})"
+    return None
+
+
+def _first_words(text: str, limit: int = 200) -> str:
+    text = text.removeprefix("litellm.")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _is_transient(exc: BaseException) -> bool:
     import litellm
+
+    if refusal(exc) is not None:
+        return False
 
     transient = (litellm.exceptions.RateLimitError, litellm.exceptions.InternalServerError,
                  litellm.exceptions.ServiceUnavailableError, litellm.exceptions.APIConnectionError,
@@ -208,6 +250,8 @@ class Model:
                                        else f"{type(exc).__name__}: {str(exc)[:300]}"))
             if transient:
                 raise ProviderInterrupted(f"{attempts} attempts failed; last: {retried[-1]}") from exc
+            if (why := refusal(exc)) is not None:
+                raise ProviderRefused(f"the provider refused {self.config.model}: {why}") from exc
             raise
         record = self._record(response, started_wall, time.monotonic() - started, attempts, retried)
         self.ledger.add(record)

@@ -33,10 +33,11 @@ from pydantic import BaseModel, Field
 from bench.dataset import Dataset, load_dataset
 from bench.frameworks.registry import get_framework
 from bench.model import Instance, ProjectRecord
+from harness.answer_keys import AnswerKeyScanner
 from harness.hiding import BodyHider, hider_for
 
 ViewKind = Literal["th", "ah"]
-VIEWS_VERSION = "1"
+VIEWS_VERSION = "2"  # 2: answer-key documents are dropped
 
 # Never copied into a view: bytecode, VCS metadata, caches, build output.
 _SKIPPED_NAMES = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
@@ -63,6 +64,9 @@ class ViewManifest(BaseModel):
     removed_test_files: list[str] = Field(description="test implementation removed (every scenario's): files, "
                                           "or FILE:LINE step-definition statements (cucumber-js)")
     kept_infrastructure: list[str] = Field(description="test-side Python kept: hooks and what they import")
+    removed_documents: list[str] = Field(default_factory=list,
+                                         description="PATH: reason of every answer-key document dropped "
+                                         "(harness.answer_keys)")
     files: int
     build_seconds: float
     cached: bool = False
@@ -182,11 +186,12 @@ def _build(recipe: _Recipe, snapshot: Path, cache: Path, started: float) -> View
             else:
                 shutil.copyfile(source, target)
         hidden, kept = _hide(recipe, snapshot, tree)
+        documents = _drop_answer_keys(recipe, snapshot, tree)
         manifest = ViewManifest(
             instance_id=recipe.instance.id, project=project.name, kind=kind, recipe_sha256=recipe.sha256,
             tree_sha256=tree_hash(tree), hidden=hidden, kept_import_time=kept, removed_test_files=removed,
-            kept_infrastructure=sorted(infrastructure), files=sum(1 for _ in _walk(tree)),
-            build_seconds=round(time.perf_counter() - started, 4))
+            kept_infrastructure=sorted(infrastructure), removed_documents=documents,
+            files=sum(1 for _ in _walk(tree)), build_seconds=round(time.perf_counter() - started, 4))
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
         try:
             staging.rename(cache)  # atomic: a cache entry is complete or absent
@@ -198,6 +203,18 @@ def _build(recipe: _Recipe, snapshot: Path, cache: Path, started: float) -> View
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _drop_answer_keys(recipe: _Recipe, snapshot: Path, tree: Path) -> list[str]:
+    """Delete the documents that cite or quote the ground-truth test code; ``PATH: reason`` each."""
+    gold_texts = {rel: (snapshot / rel).read_text(encoding="utf-8", errors="replace")
+                  for rel in sorted(recipe.gold_test_files) if (snapshot / rel).is_file()}
+    files = [p.relative_to(tree).as_posix() for p in _walk(tree)]
+    removed = []
+    for key in AnswerKeyScanner(gold_texts).scan(tree, files):
+        (tree / key.path).unlink()
+        removed.append(f"{key.path}: {key.reason}")
+    return removed
 
 
 def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[str]]:

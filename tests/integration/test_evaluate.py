@@ -195,3 +195,29 @@ def test_resume_after_kill_loses_nothing(mini_dataset: Path, tmp_path: Path) -> 
     assert len(after) == 3 and summary["n"] == 3
     assert json.loads(after[2])["instance_id"] == last
     assert json.loads(after[2])["outcome"] == "execution_failure"  # the sleep now exceeds the timeout
+
+
+def test_missing_and_invalid_predictions_are_reported_and_strict_exits_3(mini_dataset: Path, tmp_path: Path) -> None:
+    """One valid line, one SWE-bench-style line, no line for the third instance: the summary
+    says so, the CLI prints it, and --strict turns it into exit 3."""
+    instances = [i.id for i in load_dataset(mini_dataset).instances]
+    other, missing = [i for i in instances if i != ADD]
+    path = _write(tmp_path / "p.jsonl", [{"instance_id": ADD, "files": {STEPS: GOOD}},
+                                         {"instance_id": other, "model_patch": "diff --git a/x b/x\n",
+                                          "model_name_or_path": "mine"}])
+    cmd = [sys.executable, "-m", "harness.cli", "evaluate", str(mini_dataset), "-p", str(path), "--workers", "1",
+           "--resamples", "100", "-q"]
+    lenient = subprocess.run(cmd + ["-o", str(tmp_path / "a")], capture_output=True, text=True, timeout=300)
+    assert lenient.returncode == 0, lenient.stderr
+    assert "3 instance(s): 2 submitted (1 valid, 1 invalid), 1 missing" in lenient.stderr
+    assert f"invalid {other}: a SWE-bench-style line (model_patch)" in lenient.stderr
+    assert f"missing: {missing}" in lenient.stderr
+    submission = json.loads((tmp_path / "a" / "summary.json").read_text())["submission"]
+    assert (submission["valid"], submission["invalid"], submission["missing"]) == (1, 1, 1)
+    assert submission["missing_ids"] == [missing]
+    strict = subprocess.run(cmd + ["-o", str(tmp_path / "b"), "--strict"], capture_output=True, text=True, timeout=300)
+    assert strict.returncode == 3, strict.stderr
+    complete = _write(tmp_path / "all.jsonl", [p.model_dump() for p in calibration_predictions(mini_dataset)["oracle"]])
+    ok = subprocess.run(cmd[:6] + [str(complete)] + cmd[7:] + ["-o", str(tmp_path / "c"), "--strict"],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "submission:" not in ok.stderr, ok.stderr

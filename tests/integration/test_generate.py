@@ -131,3 +131,72 @@ def test_custom_agent_resume_and_calibration_agents(example_dataset: Path, tmp_p
         generate(example_dataset, tmp_path / "oracle", GenerateOptions(agent="oracle", for_submission=True))
     with pytest.raises(GenerateError, match="needs --model"):
         generate(example_dataset, tmp_path / "nomodel", GenerateOptions(instances=some))
+
+
+SECOND = "tinyshop/features/cart.feature:19"
+
+
+@pytest.mark.parametrize(("case", "turn", "message"), [
+    ("missing_key", None, "no valid credentials"),
+    ("bad_key", {"error": {"status": 401, "message": "Incorrect API key provided: sk-wrong"}}, "no valid credentials"),
+    ("unknown_model", {"error": {"status": 404, "message": "The model `gpt-9` does not exist"}}, "unknown model"),
+    ("bad_request", {"error": {"status": 400, "message": "Unsupported parameter: 'temperature'"}}, "bad request"),
+])
+def test_provider_refusals_stop_the_run_at_once_with_one_line(example_dataset: Path, tmp_path: Path, case: str,
+                                                              turn: dict | None, message: str) -> None:
+    """No retries, no empty prediction recorded as done: one line, exit 2, and a rerun with the
+    problem fixed generates the instance."""
+    import os
+    import time
+
+    run_dir = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "REQ2TEST_API_BASE")}
+    if turn is not None:
+        env["OPENAI_API_KEY"] = "sk-wrong"
+    turns = [turn] if turn is not None else [{"tool_calls": [{"name": "submit", "arguments": {}}]}]
+    with ScriptedProvider({"model": "scripted-1", "loop": True, "turns": turns}) as provider:
+        cmd = [sys.executable, "-m", "harness.cli", "generate", str(example_dataset), "-o", str(run_dir),
+               "--model", "openai/scripted-1", "--api-base", provider.openai_base_url, "-i", INSTANCE, "-i", SECOND,
+               "-q"]
+        started = time.monotonic()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        seconds = time.monotonic() - started
+        calls, port = len(provider.requests), provider.port
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: the provider refused openai/scripted-1: " + message), lines
+    assert calls == (0 if case == "missing_key" else 1)  # never retried, never moved on to the second instance
+    assert seconds < 60
+    predictions = run_dir / "predictions.jsonl"
+    assert not predictions.exists() or predictions.read_text() == ""
+    # fixed: the rerun does both instances
+    with ScriptedProvider({"model": "scripted-1", "loop": True,
+                           "turns": [{"tool_calls": [{"name": "submit", "arguments": {}}]}]}, port=port):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**env, "OPENAI_API_KEY": "sk-ok"})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(json.loads(line)["instance_id"] for line in predictions.read_text().splitlines()) == \
+        sorted([INSTANCE, SECOND])
+
+
+def test_a_rerun_generates_provider_interrupted_instances_again(example_dataset: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    outage = {"model": "scripted-1", "loop": True, "turns": [{"error": {"status": 503, "message": "overloaded"}}]}
+    with ScriptedProvider(outage) as provider:
+        generate(example_dataset, run_dir, GenerateOptions(model=_model(provider, retries=1), instances=[INSTANCE],
+                                                           provider_reruns=0))
+        port = provider.port
+    first = json.loads((run_dir / "predictions.jsonl").read_text())
+    assert first["metadata"]["extra"]["end_reason"] == "provider_interrupted"
+    with ScriptedProvider({"model": "scripted-1", "turns": [{"tool_calls": [{"name": "submit", "arguments": {}}]}]},
+                          port=port) as provider:
+        records = generate(example_dataset, run_dir, GenerateOptions(model=_model(provider, retries=1),
+                                                                     instances=[INSTANCE], provider_reruns=0))
+    assert [r.end_reason for r in records] == ["submitted"]
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["metadata"]["extra"]["end_reason"] == "submitted"
+    kept = (run_dir / "predictions.interrupted.jsonl").read_text().splitlines()
+    assert [json.loads(line)["instance_id"] for line in kept] == [INSTANCE]  # set aside, not lost
+    # the run's evaluation sees one prediction per instance
+    summary = evaluate(example_dataset, run_dir / "predictions.jsonl", tmp_path / "eval",
+                       EvaluateOptions(workers=1, resamples=100, instances=[INSTANCE]))
+    assert summary["submission"]["valid"] == 1

@@ -88,6 +88,32 @@ def test_audit_finds_planted_leaks(example_dataset: Path, tmp_path: Path) -> Non
     assert kinds == {"gold", "bytecode", "vcs", "coverage"}
 
 
+def test_views_drop_the_answer_key_and_the_audit_catches_one(example_dataset: Path, tmp_path: Path) -> None:
+    """The example's EXPECTED.md names each step definition by file:line: an answer key."""
+    from harness.audit import gold_test_texts
+
+    ds = load_dataset(example_dataset)
+    project = ds.card.projects[0]
+    snapshot = ds.root / project.snapshot
+    assert (snapshot / "EXPECTED.md").is_file() and (snapshot / "README.md").is_file()
+    for kind in ("th", "ah"):
+        view = materialize(ds, ds.instances[0].id, kind, out_dir=tmp_path / kind)
+        assert not (view.root / "EXPECTED.md").exists()
+        assert (view.root / "README.md").is_file()  # names EXPECTED.md and steps/, cites no line: kept
+        assert [d.split(":")[0] for d in view.manifest.removed_documents] == ["EXPECTED.md"]
+        assert "features/steps/" in view.manifest.removed_documents[0]
+    view_root = tmp_path / "th"
+    hashes, texts = gold_test_hashes(ds, project), gold_test_texts(ds, project)
+    assert static_audit(view_root, project, hashes, gold_texts=texts) == []
+    shutil.copyfile(snapshot / "EXPECTED.md", view_root / "docs.md")
+    # a doc that pastes step bodies without citing a line is a key too
+    gold_file = next(c.path for c in ds.load_gold()[ds.instances[0].id].closure if c.role == "step_definitions")
+    body = [ln for ln in (snapshot / gold_file).read_text().splitlines() if ln.startswith("    ") and len(ln) > 40]
+    (view_root / "NOTES.txt").write_text("How the checks work:\n" + "\n".join(body[:6]) + "\n")
+    leaks = static_audit(view_root, project, hashes, gold_texts=texts)
+    assert {(leak.kind, leak.path) for leak in leaks} == {("answer_key", "docs.md"), ("answer_key", "NOTES.txt")}
+
+
 def test_view_cli_writes_the_view_and_reports_the_audit(example_dataset: Path, tmp_path: Path) -> None:
     ds = load_dataset(example_dataset)
     inst = ds.instances[2]

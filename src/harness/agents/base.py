@@ -20,8 +20,10 @@ from bench.model import Instance
 from harness.llm import Model
 from harness.sandbox.instance import InstanceSandbox
 
+# provider_refused: no or bad credentials, unknown model, a rejected request. The run stops
+# there (every later generation would be refused too) and writes no prediction for it.
 EndReason = Literal["submitted", "no_tool_call", "max_calls", "wall_clock", "max_cost", "provider_interrupted",
-                    "agent_error", "finished"]
+                    "provider_refused", "agent_error", "finished"]
 
 
 class AgentTask(BaseModel):

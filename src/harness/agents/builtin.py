@@ -14,7 +14,7 @@ from typing import Any
 from bench.frameworks.protocol import PromptTerms
 from bench.frameworks.registry import get_framework
 from harness.agents.base import AgentEnv, AgentResult, AgentTask
-from harness.llm import LimitReached, ProviderInterrupted, ToolCall
+from harness.llm import LimitReached, ProviderInterrupted, ProviderRefused, ToolCall
 from harness.prompts import paragraph, render
 from harness.sandbox.base import WORKSPACE
 
@@ -95,6 +95,9 @@ class BuiltinAgent:
             except ProviderInterrupted as exc:
                 env.trajectory.add("end", reason="provider_interrupted", detail=str(exc))
                 return AgentResult(reason="provider_interrupted", detail=str(exc))
+            except ProviderRefused as exc:
+                env.trajectory.add("end", reason="provider_refused", detail=str(exc))
+                return AgentResult(reason="provider_refused", detail=str(exc))
             env.trajectory.add("message", role="assistant", content=reply.content,
                                tool_calls=[c.model_dump() for c in reply.tool_calls],
                                call=reply.record.model_dump())

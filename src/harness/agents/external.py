@@ -53,6 +53,17 @@ KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 # agents word it once their own retries are spent.
 _TRANSIENT = re.compile(r"\b(429|50[0-4]|529)\b|rate.?limit|overloaded|too many requests|service unavailable"
                         r"|internal server error|bad gateway", re.IGNORECASE)
+# What no retry fixes, as the agents word it: credentials, an unknown model.
+_REFUSED = re.compile(r"\b(401|403)\b|invalid.{0,10}api.?key|incorrect api key|missing (api )?key|no api key"
+                      r"|missing credentials|unauthori[sz]ed|authentication (error|failed)|permission denied"
+                      r"|model\W.{0,60}(not found|does not exist|not available)|unknown model", re.IGNORECASE)
+
+
+def provider_reason(text: str) -> EndReason:
+    """How an agent's failure text ends its generation: refused, interrupted, or its own error."""
+    if _REFUSED.search(text):
+        return "provider_refused"
+    return "provider_interrupted" if _TRANSIENT.search(text) else "agent_error"
 
 
 def sandbox_policy_for(agent: object, policy: SandboxPolicy) -> SandboxPolicy:
@@ -263,7 +274,7 @@ class ExternalAgent(ABC):
 def _failure(name: str, result: ExecResult, stdout: str) -> tuple[EndReason, str, str]:
     lines = [line for line in (result.stderr.strip() or stdout.strip()).splitlines() if line.strip()]
     detail = f"{name} exited with {result.exit_code}: {lines[-1][:300] if lines else 'no output'}"
-    reason: EndReason = "provider_interrupted" if _TRANSIENT.search("\n".join(lines[-20:])) else "agent_error"
+    reason: EndReason = provider_reason("\n".join(lines[-20:]))
     return reason, detail, ""
 
 
@@ -388,7 +399,7 @@ class AiderAgent(ExternalAgent):
             message = shown[-1] if shown else "no model call succeeded"
         else:
             return _failure(self.name, result, output.stdout)
-        reason: EndReason = "provider_interrupted" if _TRANSIENT.search(message) else "agent_error"
+        reason: EndReason = provider_reason(message)
         return reason, f"aider: {message}", ""
 
 
@@ -469,7 +480,7 @@ class ClaudeCodeAgent(ExternalAgent):
         if subtype == "error_max_budget_usd":
             return "max_cost", detail, text
         status = str(result.get("api_error_status") or "")
-        reason: EndReason = "provider_interrupted" if _TRANSIENT.search(f"{status} {text}") else "agent_error"
+        reason: EndReason = provider_reason(f"{status} {text}")
         return reason, detail, text
 
 
@@ -555,7 +566,7 @@ class CodexAgent(ExternalAgent):
         if failed:
             error = failed[-1].get("error") or failed[-1]
             message = str(error.get("message") if isinstance(error, dict) else error)[:400]
-            reason: EndReason = "provider_interrupted" if _TRANSIENT.search(message) else "agent_error"
+            reason: EndReason = provider_reason(message)
             return reason, f"codex: {message}", summary
         return _failure(self.name, output.exec, "")
 
@@ -697,7 +708,7 @@ class OpenHandsAgent(ExternalAgent):
         if any(e.get("code") == "MaxIterationsReached" for e in errors):
             return "max_calls", "openhands: maximum iterations reached", summary
         detail = str(result.get("failure") or (errors[-1] if errors else f"status {result.get('status')}"))[:400]
-        reason: EndReason = "provider_interrupted" if _TRANSIENT.search(detail) else "agent_error"
+        reason: EndReason = provider_reason(detail)
         return reason, f"openhands: {detail}", summary
 
 

@@ -44,7 +44,7 @@ from harness.experiment.units import (
     run_generation,
     write_atomic,
 )
-from harness.generate import GenerateOptions, append_prediction, drop_torn_line
+from harness.generate import GenerateOptions, append_prediction, drop_torn_line, set_aside_interrupted
 from harness.llm import Limits, ModelConfig
 from harness.prompts import available_paragraphs, prompt_dir
 
@@ -346,6 +346,7 @@ class ExperimentRunner:
         journals = {k: gen_dir / f"c{k}" / "predictions.jsonl" for k in range(1, arm.n + 1)}
         for path in journals.values():
             drop_torn_line(path)
+            set_aside_interrupted(path)  # a rerun generates them again
         chosen: dict[str, Prediction] = {}
         passed: dict[str, bool] = {}
         self.progress.stage(f"generate {av.name}", len(needed) * arm.n)
