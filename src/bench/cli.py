@@ -15,6 +15,7 @@ from rich.table import Table
 
 from bench.build.pipeline import BuildError, BuildOptions, build_dataset
 from bench.dataset import DatasetError, load_dataset
+from bench.formatting import num
 
 console = Console(stderr=True)
 out = Console()
@@ -214,9 +215,11 @@ def print_run_summary(data: dict, title: str) -> None:
     for key in ("pass_at_1", "kill_complete_at_1", "kill_complete_relaxed_at_1", "api_f1", "coverage_jaccard",
                 "mutant_recall", "assertion_dependent_recall", "hidden_recall"):
         metric = data[key]
-        table.add_row(key, f"{metric['value']:.3f}", f"[{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]",
-                      str(metric["n"]))
+        table.add_row(key, num(metric["value"]), "—" if metric["ci_low"] is None
+                      else f"[{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]", str(metric["n"]))
     out.print(table)
+    for warning in data.get("warnings") or []:
+        console.print(f"[yellow]note:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     out.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in data["outcomes"].items() if v))
     if data["exclusions"]:
         out.print("excluded (infrastructure): " + ", ".join(f"{k} {v}" for k, v in data["exclusions"].items()))

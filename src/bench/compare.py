@@ -51,8 +51,8 @@ class ContinuousTest(BaseModel):
 
 class Interval(BaseModel):
     value: float | None
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
 
 
 class ProjectRow(BaseModel):
@@ -104,11 +104,17 @@ def _difference(metric_b: Any, metric_a: Any) -> Any:
     return diff
 
 
-def _interval(rows: list[dict[str, Any]], metric: Any, resamples: int, seed: int) -> Interval:
+def _interval(rows: list[dict[str, Any]], metric: Any, resamples: int, seed: int,
+              rate: bool = True) -> Interval:
+    """``rate``: a [0, 1] rate over the rows (never narrower than Wilson's); else a difference."""
     value = project_average(rows, metric)
-    low, high = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed)
-    return Interval(value=round(value, 6) if value is not None else None, ci_low=round(low, 6),
-                    ci_high=round(high, 6))
+    interval = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed, bounded_n=len(rows) if rate else None)
+    return Interval(value=_round(value), ci_low=_round(interval and interval[0]),
+                    ci_high=_round(interval and interval[1]))
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 6) if value is not None else None
 
 
 def _binary(metric: str, a: list[bool], b: list[bool]) -> BinaryTest:
@@ -177,9 +183,9 @@ def compare(a: ConfigData, b: ConfigData, resamples: int = 2000, seed: int = 0,
         return _kc_rate(rs, "b")
 
     pass_at_1 = {"a": _interval(rows, pass_a, resamples, seed), "b": _interval(rows, pass_b, resamples, seed),
-                 "difference": _interval(rows, _difference(pass_b, pass_a), resamples, seed)}
+                 "difference": _interval(rows, _difference(pass_b, pass_a), resamples, seed, rate=False)}
     kc_at_1 = {"a": _interval(rows, kc_a, resamples, seed), "b": _interval(rows, kc_b, resamples, seed),
-               "difference": _interval(rows, _difference(kc_b, kc_a), resamples, seed)}
+               "difference": _interval(rows, _difference(kc_b, kc_a), resamples, seed, rate=False)}
 
     by_project: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:

@@ -364,9 +364,11 @@ class InstanceResult(BaseModel):
 
 
 class MetricSummary(BaseModel):
-    value: float
-    ci_low: float
-    ci_high: float
+    """None where the metric is undefined (no instance contributes: printed as —)."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
     n: int = Field(description="instances contributing to the mean")
 
 
@@ -417,8 +419,9 @@ class RunSummary(BaseModel):
     hidden_recall: MetricSummary
     outcomes: dict[str, int]
     exclusions: dict[str, int] = Field(description="infrastructure failures by reason")
-    per_project: dict[str, dict[str, float]]
+    per_project: dict[str, dict[str, float | None]]
     efficiency: dict[str, float | None]
     bootstrap: dict[str, int | str]
     isolation: str = Field("none", description="bwrap: the tests ran without network, production read-only")
     submission: SubmissionReport | None = Field(None, description="valid / invalid / missing predictions")
+    warnings: list[str] = Field(default_factory=list, description="what limits these figures (e.g. few clusters)")

@@ -110,6 +110,25 @@ class BestOfGroup(BaseModel):
     rows: list[BestOfRow]
 
 
+class PairedRow(BaseModel):
+    """One paired comparison: an A/B arm against the view's first arm, or a selector's pick
+    against its arm's first candidate (single)."""
+
+    a: str
+    b: str
+    n_paired: int
+    pass_difference: Estimate = Field(description="Pass@1 of B - A, 95% cluster-bootstrap CI")
+    kc_difference: Estimate
+    pass_b_over_a: int
+    pass_a_over_b: int
+    pass_p: float = Field(description="exact one-sided McNemar, H1: B passes more often")
+    kc_b_over_a: int
+    kc_a_over_b: int
+    kc_p: float
+    recall_difference: float | None
+    recall_p: float | None = Field(description="paired sign-flip, H1: B's mutant recall is higher")
+
+
 class Report(BaseModel):
     title: str
     runs: list[str]
@@ -117,6 +136,7 @@ class Report(BaseModel):
     frontier: list[str] = Field(description="configs on the cost vs KC@1 Pareto frontier, by cost")
     unknown_cost: list[str] = Field(description="configs left off the frontier: no cost recorded")
     best_of_n: list[BestOfGroup]
+    paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
     bootstrap: dict[str, Any]
     notes: list[str]
 
@@ -136,8 +156,8 @@ def _estimate(rows: Rows, metric: Callable[[Rows], float | None], resamples: int
     value = project_average(rows, metric)
     if value is None:
         return Estimate(value=None)
-    low, high = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed)
-    return Estimate(value=_r(value), ci_low=_r(low), ci_high=_r(high))
+    interval = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed, bounded_n=len(rows))
+    return Estimate(value=_r(value), ci_low=_r(interval and interval[0]), ci_high=_r(interval and interval[1]))
 
 
 def _mean(values: list[float]) -> float | None:
@@ -257,9 +277,47 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
     return Report(title=title, runs=sorted({c.run for c in configs}), configs=summaries,
                   frontier=pareto_frontier(points),  # type: ignore[arg-type]
                   unknown_cost=unknown, best_of_n=_best_of_n(summaries),
+                  paired=_paired(configs, resamples, seed),
                   bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project",
                              "level": 0.95},
                   notes=notes)
+
+
+MAX_PAIRS = 24
+
+
+def _paired(configs: list[ConfigData], resamples: int, seed: int) -> list[PairedRow]:
+    """A/B arms against the first arm of their view; selectors against their arm's single."""
+    from bench.compare import compare
+
+    pairs: list[tuple[ConfigData, ConfigData]] = []
+    first_arm: dict[str | None, ConfigData] = {}
+    singles = {(c.record.arm, c.record.view): c for c in configs if c.record.role == "single"}
+    for config in configs:
+        record = config.record
+        if record.role == "arm":
+            if record.view in first_arm:
+                pairs.append((first_arm[record.view], config))
+            else:
+                first_arm[record.view] = config
+        elif record.role == "selector" and (record.arm, record.view) in singles:
+            pairs.append((singles[(record.arm, record.view)], config))
+    rows = []
+    for a, b in pairs[:MAX_PAIRS]:
+        if not {r.instance_id for r in a.results} & {r.instance_id for r in b.results}:
+            continue
+        c = compare(a, b, resamples=resamples, seed=seed)
+        passes, kcs = (next(t for t in c.binary if t.metric == m) for m in ("pass", "kill_complete"))
+        recall = next((t for t in c.continuous if t.metric == "mutant_recall"), None)
+        rows.append(PairedRow(
+            a=a.name, b=b.name, n_paired=c.n_paired,
+            pass_difference=Estimate(**c.pass_at_1["difference"].model_dump()),
+            kc_difference=Estimate(**c.kill_complete_at_1["difference"].model_dump()),
+            pass_b_over_a=passes.b_over_a, pass_a_over_b=passes.a_over_b, pass_p=passes.p_value,
+            kc_b_over_a=kcs.b_over_a, kc_a_over_b=kcs.a_over_b, kc_p=kcs.p_value,
+            recall_difference=recall.mean_difference if recall is not None and recall.n else None,
+            recall_p=recall.p_value if recall is not None and recall.n else None))
+    return rows
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -365,9 +423,30 @@ def _sections(report: Report) -> list[Section]:
             text=[("Arms with several candidates: candidate 1 alone (single) against the pick of each selector. "
                   "An oracle selector uses the evaluator and is an upper bound, not a harness result.")],
             tables=tables))
+    if report.paired:
+        sections.append(Section(
+            "Paired tests (B against A)",
+            text=[("Each A/B arm against the first arm of its view, and each selector's pick against its arm's first "
+                  "candidate, on the instances both scored. B>A / A>B count the discordant instances; p is one-sided "
+                  "(H1: B is better): exact McNemar for Pass and KillComplete, paired sign-flip for mutant recall. "
+                  "Differences carry 95% cluster-bootstrap CIs.")],
+            tables=[Table(["A", "B", "pairs", "Δ Pass@1 [95% CI]", "B>A / A>B", "p", "Δ KC@1 [95% CI]", "B>A / A>B",
+                           "p", "Δ recall", "p"],
+                          [[r.a, r.b, str(r.n_paired), _diff(r.pass_difference), f"{r.pass_b_over_a} / {r.pass_a_over_b}",
+                            _pvalue(r.pass_p), _diff(r.kc_difference), f"{r.kc_b_over_a} / {r.kc_a_over_b}",
+                            _pvalue(r.kc_p), num(r.recall_difference), _pvalue(r.recall_p)] for r in report.paired],
+                          numeric_from=2)]))
     if report.notes:
         sections.append(Section("Notes", text=list(report.notes)))
     return sections
+
+
+def _diff(e: Estimate) -> str:
+    return "—" if e.value is None else f"{pp(e.value)} [{pp(e.ci_low)}, {pp(e.ci_high)}]"
+
+
+def _pvalue(p: float | None) -> str:
+    return "—" if p is None else f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
 
 
 def _md_cell(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Statistics: cluster bootstrap CIs and paired tests (exact McNemar, sign-flip).
+"""Statistics: cluster bootstrap (BCa) CIs and paired tests (exact McNemar, sign-flip).
 
 The cluster is the feature file, resampled within each project; project scores are
 averaged with equal weight (SPEC §3 aggregation).
@@ -11,6 +11,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 Row = dict  # one instance's record: needs "project", "feature_file" and the metric fields
 
@@ -25,16 +26,27 @@ def project_average(rows: Sequence[Row], metric: Callable[[list[Row]], float | N
 
 
 def cluster_bootstrap(rows: Sequence[Row], metric: Callable[[list[Row]], float | None],
-                      resamples: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile CI of ``project_average(metric)`` resampling feature files within projects."""
+                      resamples: int = 2000, seed: int = 0, level: float = 0.95,
+                      bounded_n: int | None = None) -> tuple[float, float] | None:
+    """BCa interval of ``project_average(metric)``, resampling feature files within projects.
+
+    Bias-corrected and accelerated (Efron 1987): the acceleration is the jackknife skew over
+    leave-one-cluster-out estimates, so the interval follows a skewed or bounded metric instead
+    of the raw percentiles. A bootstrap cannot see more spread than its clusters show: with one
+    cluster, or every instance alike (2/2 pass), it collapses to a point. For a metric in [0, 1]
+    over ``bounded_n`` instances the interval is therefore never narrower than Wilson's score
+    interval at that n (a [0, 1] variable with mean p has variance at most p(1 - p)). None when
+    the metric is undefined on ``rows``.
+    """
+    theta = project_average(rows, metric)
+    if theta is None:
+        return None
     clusters: dict[str, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         clusters[row["project"]][row["feature_file"]].append(row)
-    if not rows:
-        return (0.0, 0.0)
+    projects = {p: list(files.values()) for p, files in clusters.items()}
     rng = random.Random(seed)
     estimates: list[float] = []
-    projects = {p: list(files.values()) for p, files in clusters.items()}
     for _ in range(resamples):
         sample: list[Row] = []
         for groups in projects.values():
@@ -43,13 +55,67 @@ def cluster_bootstrap(rows: Sequence[Row], metric: Callable[[list[Row]], float |
         value = project_average(sample, metric)
         if value is not None:
             estimates.append(value)
-    if not estimates:
-        return (0.0, 0.0)
-    estimates.sort()
-    alpha = (1 - level) / 2
-    low = estimates[max(0, int(math.floor(alpha * len(estimates))))]
-    high = estimates[min(len(estimates) - 1, int(math.ceil((1 - alpha) * len(estimates))) - 1)]
+    low, high = _bca(sorted(estimates), theta, _jackknife(projects, metric), level) if estimates else (theta, theta)
+    if bounded_n:
+        wilson_low, wilson_high = wilson(theta, bounded_n, level)
+        low, high = min(low, wilson_low), max(high, wilson_high)
     return (low, high)
+
+
+def _jackknife(projects: dict[str, list[list[Row]]], metric: Callable[[list[Row]], float | None]) -> list[float]:
+    """The estimate with each cluster left out in turn (clusters of single-cluster projects stay)."""
+    values = []
+    for name, groups in projects.items():
+        if len(groups) < 2:
+            continue
+        others = [row for other, g in projects.items() if other != name for group in g for row in group]
+        for index in range(len(groups)):
+            kept = others + [row for j, group in enumerate(groups) if j != index for row in group]
+            value = project_average(kept, metric)
+            if value is not None:
+                values.append(value)
+    return values
+
+
+def _bca(estimates: list[float], theta: float, jackknife: list[float], level: float) -> tuple[float, float]:
+    normal = NormalDist()
+    below = sum(1 for e in estimates if e < theta) + 0.5 * sum(1 for e in estimates if e == theta)
+    share = below / len(estimates)
+    alpha = (1 - level) / 2
+    if not 0 < share < 1:  # every resample on one side: no bias estimate, plain percentiles
+        return _quantile(estimates, alpha), _quantile(estimates, 1 - alpha)
+    z0 = normal.inv_cdf(share)
+    acceleration = 0.0
+    if len(jackknife) >= 2:
+        mean = sum(jackknife) / len(jackknife)
+        squares = sum((mean - v) ** 2 for v in jackknife)
+        if squares > 0:
+            acceleration = sum((mean - v) ** 3 for v in jackknife) / (6 * squares ** 1.5)
+
+    def adjusted(q: float) -> float:
+        z = normal.inv_cdf(q)
+        return normal.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+
+    return _quantile(estimates, adjusted(alpha)), _quantile(estimates, adjusted(1 - alpha))
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    q = min(1.0, max(0.0, q))
+    return ordered[min(len(ordered) - 1, max(0, int(math.ceil(q * len(ordered))) - 1))]
+
+
+def wilson(p: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a proportion p observed over n trials."""
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    denominator = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(max(0.0, p * (1 - p)) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def cluster_count(rows: Sequence[Row]) -> int:
+    """Feature-file clusters the bootstrap resamples."""
+    return len({(row["project"], row["feature_file"]) for row in rows})
 
 
 @dataclass(frozen=True)

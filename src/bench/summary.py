@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.model import InstanceResult, MetricSummary, Outcome, RunSummary, SubmissionReport
-from bench.stats import cluster_bootstrap, project_average
+from bench.stats import cluster_bootstrap, cluster_count, project_average
 
 Rows = list[dict[str, Any]]
 
@@ -52,14 +52,15 @@ def summarize_run(results: Sequence[InstanceResult], dataset_name: str, predicti
     metrics: dict[str, MetricSummary] = {}
     for name, metric in METRICS.items():
         value = project_average(rows, metric)
-        low, high = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed) if rows else (0.0, 0.0)
         counted = sum(1 for r in rows if _CONTRIBUTES.get(name, lambda _: True)(r))
-        metrics[name] = MetricSummary(value=round(value or 0.0, 6), ci_low=round(low, 6), ci_high=round(high, 6),
-                                      n=counted)
+        interval = cluster_bootstrap(rows, metric, resamples=resamples, seed=seed, bounded_n=counted) \
+            if counted else None
+        metrics[name] = MetricSummary(value=_round(value), ci_low=_round(interval and interval[0]),
+                                      ci_high=_round(interval and interval[1]), n=counted)
     outcomes = Counter(r["outcome"] for r in rows)
     exclusions = Counter((r["detail"].split(":")[0] or "unknown") for r in rows
                          if r["outcome"] == Outcome.infrastructure_failure.value)
-    per_project: dict[str, dict[str, float]] = {}
+    per_project: dict[str, dict[str, float | None]] = {}
     by_project: dict[str, Rows] = defaultdict(list)
     for row in rows:
         by_project[row["project"]].append(row)
@@ -67,7 +68,7 @@ def summarize_run(results: Sequence[InstanceResult], dataset_name: str, predicti
         per_project[project] = {"n": float(len(project_rows)), "n_exec": float(len(_executed(project_rows)))}
         for name, metric in METRICS.items():
             value = metric(project_rows)
-            per_project[project][name] = round(value, 6) if value is not None else float("nan")
+            per_project[project][name] = _round(value)  # None, not NaN: summary.json stays valid JSON
     summary = RunSummary(
         dataset=dataset_name, predictions_sha256=predictions_sha256,
         n=len(rows), n_exec=len(_executed(rows)),
@@ -76,9 +77,32 @@ def summarize_run(results: Sequence[InstanceResult], dataset_name: str, predicti
         efficiency=_efficiency(rows),
         bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project"},
         submission=SubmissionReport.of(list(results)),
+        warnings=_warnings(rows),
         **metrics,
     )
     return summary.model_dump(mode="json")
+
+
+# Below this many feature files the bootstrap sees few distinct resamples (Davison & Hinkley
+# suggest tens of independent units); intervals then lean on the Wilson floor.
+FEW_CLUSTERS = 10
+
+
+def _warnings(rows: Rows) -> list[str]:
+    clusters = cluster_count(rows)
+    if not rows:
+        return ["no instances: every metric is undefined"]
+    if clusters == 1:
+        return [f"1 feature-file cluster: the bootstrap cannot resample; the intervals are Wilson's over "
+                f"{len(rows)} instance(s), which assumes independent instances"]
+    if clusters < FEW_CLUSTERS:
+        return [f"only {clusters} feature-file clusters: the bootstrap sees few distinct resamples; intervals "
+                f"are at least Wilson's over the instances and are approximate"]
+    return []
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 6) if value is not None else None
 
 
 def _efficiency(rows: Rows) -> dict[str, float | None]:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bench.cli import console, fail, out
 from bench.compare import LABELS, compare, render_comparison_markdown
+from bench.formatting import pct, pp
 from bench.report import build_report, render_html, render_markdown
 from bench.runs import RunsError, load_configs, select_config
 
@@ -65,15 +66,11 @@ def compare_command(
             interval = result.pass_at_1 if test.metric == "pass" else result.kill_complete_at_1
             label = "Pass@1" if test.metric == "pass" else "KillComplete@1"
 
-            def pct(v: float | None) -> str:
-                return "—" if v is None else f"{100 * v:.1f}%"
-
             diff = interval["difference"]
             table.add_row(
                 label, f"{pct(interval['a'].value)} [{pct(interval['a'].ci_low)}, {pct(interval['a'].ci_high)}]",
                 f"{pct(interval['b'].value)} [{pct(interval['b'].ci_low)}, {pct(interval['b'].ci_high)}]",
-                "—" if diff.value is None else
-                f"{100 * diff.value:+.1f} pp [{100 * diff.ci_low:+.1f}, {100 * diff.ci_high:+.1f}]",
+                f"{pp(diff.value)} [{pp(diff.ci_low)}, {pp(diff.ci_high)}]",
                 str(test.b_over_a), str(test.a_over_b), _p(test.p_value), "yes" if test.significant else "no")
         for cont in result.continuous:
             table.add_row(

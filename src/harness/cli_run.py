@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bench.cli import console, fail
 from bench.dataset import DatasetError
+from bench.formatting import num
 from bench.evaluate import EvaluationError
 from harness.experiment.config import ExperimentError
 from harness.generate import GenerateError
@@ -40,8 +41,9 @@ def print_outcome(outcome) -> None:
         kc = s["kill_complete_at_1"]
         eff = s.get("efficiency") or {}
         cost = eff["cost_usd"] / s["n"] if eff.get("cost_usd") is not None and s["n"] else None
-        table.add_row(row["config"], str(s["n"]), f"{s['pass_at_1']['value']:.3f}", f"{kc['value']:.3f}",
-                      f"{kc['ci_low']:.2f}-{kc['ci_high']:.2f}", f"{s['mutant_recall']['value']:.3f}",
+        table.add_row(row["config"], str(s["n"]), num(s["pass_at_1"]["value"]), num(kc["value"]),
+                      "—" if kc["ci_low"] is None else f"{kc['ci_low']:.2f}-{kc['ci_high']:.2f}",
+                      num(s["mutant_recall"]["value"]),
                       "—" if cost is None else f"{cost:.4f}")
     console.print(table)
     console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")

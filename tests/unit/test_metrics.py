@@ -94,3 +94,36 @@ def test_evaluation_cost_per_prediction_is_reported_as_medians() -> None:
     assert efficiency["evaluation_seconds_median"] == 5.5
     assert efficiency["evaluation_seconds_median_kill_complete"] == 10.0
     assert _efficiency(rows[2:])["evaluation_seconds_median_kill_complete"] is None
+
+
+def test_intervals_do_not_collapse_at_small_n_and_warn_on_few_clusters() -> None:
+    """2 passing instances in 1 feature file: the percentile bootstrap said [1, 1]."""
+    both = [_result("p", "a.feature", "pass", True, 1.0, 1.0, 1.0) for _ in range(2)]
+    summary = summarize_run(both, "d", "sha", resamples=200)
+    kc = summary["kill_complete_at_1"]
+    assert kc["value"] == 1.0 and kc["ci_high"] == 1.0
+    assert 0.1 < kc["ci_low"] < 0.5  # Wilson's 95% interval for 2/2 is [0.342, 1]
+    assert any("1 feature-file cluster" in w for w in summary["warnings"])
+    few = [_result("p", f"{i}.feature", "pass", i % 2 == 0, 1.0, 1.0, 1.0) for i in range(4)]
+    assert any("only 4 feature-file clusters" in w for w in summarize_run(few, "d", "sha", resamples=200)["warnings"])
+    many = [_result("p", f"{i}.feature", "pass", i % 3 == 0, 1.0, 1.0, 1.0) for i in range(30)]
+    assert summarize_run(many, "d", "sha", resamples=200)["warnings"] == []
+
+
+def test_undefined_metrics_are_none_not_zero() -> None:
+    """No ground-truth API calls anywhere: API F1 is undefined, not 0 with a [0, 0] interval."""
+    rows = [_result("p", "a.feature", "pass", True, 1.0, None, 1.0)]
+    api = summarize_run(rows, "d", "sha", resamples=100)["api_f1"]
+    assert api == {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+
+
+def test_bca_matches_scipy_on_unclustered_data() -> None:
+    """One instance per feature file and one project: our BCa is scipy's BCa on the same data."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    values = [0.0, 0.1, 0.15, 0.2, 0.2, 0.3, 0.35, 0.5, 0.6, 0.9, 1.0, 0.05, 0.12, 0.4, 0.25, 0.33, 0.8, 0.07]
+    rows = [{"project": "p", "feature_file": f"f{i}", "x": v} for i, v in enumerate(values)]
+    ours = cluster_bootstrap(rows, lambda rs: sum(r["x"] for r in rs) / len(rs), resamples=20000, seed=3)
+    theirs = bootstrap((np.array(values),), np.mean, n_resamples=20000, method="BCa", random_state=3).confidence_interval
+    assert ours[0] == pytest.approx(theirs.low, abs=0.01) and ours[1] == pytest.approx(theirs.high, abs=0.01)

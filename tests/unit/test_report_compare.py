@@ -283,3 +283,20 @@ def test_cli_compare_and_report(run: Path, tmp_path: Path) -> None:
     for command in ("compare", "report"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_report_carries_the_paired_tests(run: Path) -> None:
+    """The A/B report says whether B beat A, not only two intervals side by side."""
+    configs = load_configs(run)
+    report = build_report(configs, "synthetic", resamples=200)
+    assert [(r.a, r.b) for r in report.paired] == [("base@th", "best3@th"), ("best3@th/single", "best3@th/oracle")]
+    by = {c.name: c for c in configs}
+    direct = compare(by["base@th"], by["best3@th"], resamples=200)
+    row = report.paired[0]
+    kc = next(t for t in direct.binary if t.metric == "kill_complete")
+    assert (row.kc_b_over_a, row.kc_a_over_b, row.kc_p) == (kc.b_over_a, kc.a_over_b, kc.p_value)
+    assert row.kc_difference.value == direct.kill_complete_at_1["difference"].value
+    assert row.kc_difference.ci_low <= row.kc_difference.value <= row.kc_difference.ci_high
+    md = render_markdown(report)
+    assert "## Paired tests (B against A)" in md
+    assert f"| base@th | best3@th | {row.n_paired} |" in md
