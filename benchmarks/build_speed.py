@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.build.pipeline import BuildOptions, build_dataset  # noqa: E402
+from bench.builder.pipeline import BuildOptions, build_dataset  # noqa: E402
 from bench.frameworks.outcomes import classify_run  # noqa: E402
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
 from bench.gherkin_reader import read_feature_file  # noqa: E402

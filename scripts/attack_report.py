@@ -33,7 +33,7 @@ DATASETS = {"mini": Path("/tmp/adv-mini"), "shop": Path("/tmp/adv-shop")}
 
 
 def build(kind: str) -> Path:
-    from bench.build.pipeline import BuildOptions, build_dataset
+    from bench.builder.pipeline import BuildOptions, build_dataset
     from tests.conftest import EXAMPLE, MINI_FILES, write_project
 
     out = DATASETS[kind]

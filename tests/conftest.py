@@ -213,7 +213,7 @@ def mini_project(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def mini_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bench.build.pipeline import BuildOptions, build_dataset
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     base = tmp_path_factory.mktemp("mini")
     project = write_project(base / "minicalc", MINI_FILES)
@@ -224,7 +224,7 @@ def mini_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def example_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bench.build.pipeline import BuildOptions, build_dataset
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     base = tmp_path_factory.mktemp("example")
     project = base / "tinyshop"

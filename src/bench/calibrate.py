@@ -25,7 +25,7 @@ def calibration_predictions(dataset_dir: Path) -> dict[str, list[Prediction]]:
     gold = dataset.load_gold()
     out: dict[str, list[Prediction]] = {name: [] for name in CALIBRATIONS}
     for inst in dataset.instances:
-        project = next(p for p in dataset.card.projects if p.name == inst.project)
+        project = dataset.project(inst.project)
         snapshot = dataset.root / project.snapshot
         record = gold[inst.id]
         if project.framework == "cucumber-js":  # step-definition granularity

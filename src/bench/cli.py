@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from bench.build.pipeline import BuildError, BuildOptions, build_dataset
+from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
 from bench.dataset import DatasetError, load_dataset
 from bench.formatting import num
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bench.model import DatasetCard, GoldTest, Instance
+from bench.model import DatasetCard, GoldTest, Instance, ProjectRecord
 
 
 class DatasetError(Exception):
@@ -30,6 +30,13 @@ class Dataset:
             if inst.id == instance_id:
                 return inst
         raise DatasetError(f"no instance {instance_id!r} in {self.root}")
+
+    def project(self, name: str) -> ProjectRecord:
+        """The card's record of project ``name``."""
+        for project in self.card.projects:
+            if project.name == name:
+                return project
+        raise DatasetError(f"no project {name!r} in {self.root}")
 
     def load_gold(self) -> dict[str, GoldTest]:
         gold: dict[str, GoldTest] = {}

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,7 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench.build.closure import TestSide
+from bench import journal
+from bench.builder.closure import TestSide
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.evalspace import build_base
 from bench.frameworks.registry import get_framework
@@ -200,40 +200,22 @@ def generated_api(trace: dict[str, Any], index: ProductionIndex) -> set[str]:
 
 
 # ----------------------------------------------------------------------------- the run
-class Journal:
-    """Append-only results.jsonl; one fsynced line per finished instance."""
+class Journal(journal.Journal[InstanceResult]):
+    """Append-only results.jsonl (bench.journal): one fsynced line per finished instance."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.lock = threading.Lock()
-        self.done: dict[str, InstanceResult] = {}
-        if path.is_file():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for number, line in enumerate(lines, 1):
-                try:
-                    result = InstanceResult.model_validate_json(line)
-                except ValidationError:
-                    if number == len(lines):
-                        continue  # a line cut by a kill mid-write: recompute that instance
-                    raise EvaluationError(f"{path}:{number}: corrupt results line") from None
-                self.done[result.instance_id] = result
-            if lines and not path.read_text(encoding="utf-8").endswith("\n"):
-                # drop the torn tail so the next append starts on a fresh line
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.writelines(r.model_dump_json() + "\n" for r in self.done.values())
+        try:
+            super().__init__(path, InstanceResult, key=lambda result: result.instance_id)
+        except journal.JournalError as exc:
+            raise EvaluationError(str(exc)) from None
 
-    def append(self, result: InstanceResult) -> None:
+    def append(self, result: InstanceResult, line: str | None = None) -> None:
         try:
             line = result.model_dump_json()
         except ValueError:  # text a test produced (lone surrogates) must not stop the journal
             result = InstanceResult.model_validate(_clean_text(result.model_dump(mode="python")))
             line = result.model_dump_json()
-        with self.lock:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            self.done[result.instance_id] = result
+        super().append(result, line)
 
 
 def _clean_text(value: Any) -> Any:
@@ -329,7 +311,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
     gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
-            project = next(p for p in dataset.card.projects if p.name == project_name)
+            project = dataset.project(project_name)
             own = get_framework(project.framework).evaluation(dataset.root, project, gold, options)
             if own is not None:  # a framework with its own runs (cucumber-js)
                 _evaluate_own(own, instances, gold, predictions, problems, journal, options, progress)

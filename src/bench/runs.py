@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.journal import Journal, JournalError
 from bench.model import GenerationMetadata, InstanceResult, Prediction
 
 
@@ -105,19 +106,11 @@ class ConfigData(BaseModel):
 
 # ----------------------------------------------------------------------------- loading
 def _read_results(path: Path) -> list[InstanceResult]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    by_id: dict[str, InstanceResult] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            result = InstanceResult.model_validate_json(line)
-        except ValidationError:
-            if number == len(lines):
-                continue  # torn tail of an interrupted evaluate run; evaluate recomputes it on resume
-            raise RunsError(f"{path}:{number}: not an InstanceResult line") from None
-        by_id[result.instance_id] = result  # the journal's last record of an instance wins
-    return list(by_id.values())
+    """The journal's last record of each instance (a torn tail is evaluate's to recompute)."""
+    try:
+        return list(Journal(path, InstanceResult, key=lambda result: result.instance_id, repair=False).done.values())
+    except JournalError as exc:
+        raise RunsError(str(exc)) from None
 
 
 def _read_predictions(path: Path) -> tuple[dict[str, Prediction], int]:

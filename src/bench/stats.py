@@ -101,7 +101,7 @@ def _bca(estimates: list[float], theta: float, jackknife: list[float], level: fl
 
 def _quantile(ordered: list[float], q: float) -> float:
     q = min(1.0, max(0.0, q))
-    return ordered[min(len(ordered) - 1, max(0, int(math.ceil(q * len(ordered))) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 def wilson(p: float, n: int, level: float = 0.95) -> tuple[float, float]:

@@ -93,11 +93,11 @@ def _warnings(rows: Rows) -> list[str]:
     if not rows:
         return ["no instances: every metric is undefined"]
     if clusters == 1:
-        return [f"1 feature-file cluster: the bootstrap cannot resample; the intervals are Wilson's over "
-                f"{len(rows)} instance(s), which assumes independent instances"]
+        return [(f"1 feature-file cluster: the bootstrap cannot resample; the intervals are Wilson's over "
+                 f"{len(rows)} instance(s), which assumes independent instances")]
     if clusters < FEW_CLUSTERS:
-        return [f"only {clusters} feature-file clusters: the bootstrap sees few distinct resamples; intervals "
-                f"are at least Wilson's over the instances and are approximate"]
+        return [(f"only {clusters} feature-file clusters: the bootstrap sees few distinct resamples; intervals "
+                 "are at least Wilson's over the instances and are approximate")]
     return []
 
 

@@ -152,7 +152,7 @@ def audit_instance_sandbox(ds: Dataset, opened: Any, sdist_cache: Path | None = 
     from harness.sandbox.base import WORKSPACE
 
     instance = ds.instance(opened.view.manifest.instance_id)
-    project = next(p for p in ds.card.projects if p.name == instance.project)
+    project = ds.project(instance.project)
     hashes = gold_test_hashes(ds, project)
     allowed = set(opened.view.manifest.kept_infrastructure)
     leaks = static_audit(opened.workspace.root, project, hashes, allowed, gold_test_texts(ds, project))

@@ -27,6 +27,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"req2test {version('req2test')}")
+        except PackageNotFoundError:  # run from a source tree without installing
+            print("req2test (not installed: running from a source tree)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                       callback=_version, is_eager=True)) -> None:
+    """Requirement-grounded test generation: build benchmark instances from BDD projects, run agents on
+    them, and score the tests they write."""
+
+
 app.command("build")(bench_cli.build)
 app.command("summary")(bench_cli.summary)
 app.command("evaluate")(bench_cli.evaluate_command)

@@ -12,6 +12,7 @@ from rich.table import Table
 from bench.cli import console, fail
 from bench.dataset import DatasetError
 from bench.formatting import num
+from bench.journal import JournalError
 from bench.evaluate import EvaluationError
 from harness.experiment.config import ExperimentError
 from harness.generate import GenerateError
@@ -21,7 +22,7 @@ from harness.sandbox.base import SandboxError
 from harness.views import ViewError
 
 USER_ERRORS = (ExperimentError, DatasetError, EvaluationError, GenerateError, SandboxError, ViewError, PromptError,
-               ProviderRefused)
+               ProviderRefused, JournalError)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -141,7 +142,7 @@ def demo_command(
 
       req2test demo -o runs/demo && xdg-open runs/demo/ab/report.html
     """
-    from bench.build.pipeline import BuildError
+    from bench.builder.pipeline import BuildError
     from bench.cli import RichProgress
     from harness.demo import run_demo
     from harness.experiment.runner import Progress

@@ -16,10 +16,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from harness.experiment.runner import ExperimentRunner, Progress, RunOutcome, prepare
+from harness.resources import resource_dir
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "tinyshop"
-DEMO = REPO / "examples" / "demo"
+EXAMPLE = resource_dir("examples", "tinyshop")
+DEMO = resource_dir("examples", "demo")
 
 
 class DemoOutcome(BaseModel):
@@ -34,7 +34,7 @@ class DemoOutcome(BaseModel):
 def ensure_example_dataset(dataset: Path, progress=None) -> None:
     if (dataset / "dataset.json").is_file():
         return
-    from bench.build.pipeline import BuildOptions, build_dataset
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     build_dataset(str(EXAMPLE), dataset, BuildOptions(force=True), progress)
 

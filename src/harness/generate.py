@@ -21,11 +21,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.dataset import load_dataset
+from bench.journal import append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, Prediction
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
 from harness.llm import Ledger, Limits, Model, ModelConfig, ProviderRefused
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 from harness.sandbox.policy import load_policy
+from harness.submission_rules import ConfigFacts, refusals
 
 BUILTIN_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands", "oracle", "empty", "then-stripped", "none")
 MODEL_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands")
@@ -83,14 +85,8 @@ def load_agent(name: str, dataset_dir: Path) -> Agent:
 
 
 def finished_instances(path: Path) -> set[str]:
-    done: set[str] = set()
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                done.add(json.loads(line)["instance_id"])
-            except (ValueError, KeyError):
-                continue  # a torn last line from a kill: that instance is redone
-    return done
+    """Instances with a journaled prediction (a torn last line from a kill is redone)."""
+    return {str(record["instance_id"]) for record in read_dicts(path) if "instance_id" in record}
 
 
 def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
@@ -98,12 +94,14 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     ds = load_dataset(dataset_dir)
     run_dir = run_dir.resolve()  # the workspace's git history is addressed by absolute path
     agent = load_agent(options.agent, ds.root)
-    if options.for_submission and getattr(agent, "uses_ground_truth", False):
-        raise GenerateError(f"agent {options.agent!r} reads the ground truth; "
-                            "it cannot be used in a run for submission")
     if options.agent in MODEL_AGENTS and options.model is None:
         raise GenerateError(f"the {options.agent} agent needs --model (e.g. openai/gpt-5-mini)")
     policy = load_policy(options.sandbox)
+    if options.for_submission:
+        refused = refusals(ConfigFacts(agent=options.agent, reads_ground_truth=getattr(agent, "uses_ground_truth", False),
+                                       sandbox=options.sandbox, sandbox_isolates=policy.backend != "local"))
+        if refused:
+            raise GenerateError("not for submission: " + "; ".join(refused))
     if hasattr(agent, "readonly_binds"):
         from harness.agents.external import sandbox_policy_for
 
@@ -124,7 +122,7 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
         raise GenerateError(f"{run_dir} holds a generation with other settings; use a new run directory")
     config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     predictions = run_dir / "predictions.jsonl"
-    drop_torn_line(predictions)
+    drop_torn_tail(predictions)
     set_aside_interrupted(predictions)
     done = finished_instances(predictions)
     records: list[GenerationRecord] = []
@@ -164,7 +162,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
     to ``out_dir/ledger.jsonl``.
     """
     instance = ds.instance(instance_id)
-    project = next(p for p in ds.card.projects if p.name == instance.project)
+    project = ds.project(instance.project)
     started = time.monotonic()
     attempts = 0
     ledger_totals: dict[str, Any] = {}
@@ -229,11 +227,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
 
 def append_prediction(path: Path, prediction: Prediction) -> None:
     """One fsynced line: a kill -9 right after loses nothing that was journaled."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(prediction.model_dump_json() + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    append_line(path, prediction.model_dump_json())
 
 
 def set_aside_interrupted(path: Path) -> list[str]:
@@ -249,20 +243,11 @@ def set_aside_interrupted(path: Path) -> list[str]:
             reason = None
         (interrupted if reason == "provider_interrupted" else keep).append(line)
     if interrupted:
-        with open(path.with_name("predictions.interrupted.jsonl"), "a", encoding="utf-8") as fh:
-            fh.writelines(interrupted)
-            fh.flush()
-            os.fsync(fh.fileno())
+        for line in interrupted:
+            append_line(path.with_name("predictions.interrupted.jsonl"), line)
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_text("".join(keep), encoding="utf-8")
         os.replace(temporary, path)  # atomic: the journal is the old one or the new one, never half
     return [json.loads(line)["instance_id"] for line in interrupted]
 
 
-def drop_torn_line(path: Path) -> None:
-    """A kill -9 mid-write leaves a partial last line: drop it so the file stays valid JSONL."""
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])

@@ -13,7 +13,9 @@ from typing import Any
 
 import jinja2
 
-SHIPPED = Path(__file__).resolve().parents[2] / "prompts"
+from harness.resources import resource_dir
+
+SHIPPED = resource_dir("prompts")
 
 
 class PromptError(Exception):

@@ -41,7 +41,7 @@ class ViewCheckSummary(BaseModel):
 
 
 def run_gold_in_sandbox(ds: Dataset, opened: InstanceSandbox, instance_id: str) -> tuple[int | None, str, float]:
-    project = next(p for p in ds.card.projects if p.name == opened.view.manifest.project)
+    project = ds.project(opened.view.manifest.project)
     snapshot = ds.root / project.snapshot
     gold = ds.load_gold()[instance_id]
     for closure in gold.closure:

@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from bench.dataset import Dataset, load_dataset
+from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.frameworks.registry import get_framework
 from bench.model import Instance, ProjectRecord
 from harness.answer_keys import AnswerKeyScanner
@@ -96,9 +96,10 @@ def materialize(dataset: Dataset | Path, instance_id: str, kind: ViewKind, out_d
         raise ViewError(f"unknown view {kind!r}: use th (target-hidden) or ah (all-hidden)")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(Path(dataset))
     instance = ds.instance(instance_id)
-    project = next((p for p in ds.card.projects if p.name == instance.project), None)
-    if project is None:
-        raise ViewError(f"dataset has no project {instance.project!r}")
+    try:
+        project = ds.project(instance.project)
+    except DatasetError as exc:
+        raise ViewError(str(exc)) from None
     snapshot = ds.root / project.snapshot
     if not snapshot.is_dir():
         raise ViewError(f"project snapshot missing: {snapshot}")

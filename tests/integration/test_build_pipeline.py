@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.build.pipeline import BuildError, BuildOptions, build_dataset
+from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
 from bench.dataset import load_dataset
 from harness.cli import app
 from tests.conftest import MINI_FILES, write_project

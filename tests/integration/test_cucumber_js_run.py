@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.build.pipeline import BuildOptions, build_dataset
+from bench.builder.pipeline import BuildOptions, build_dataset
 from harness.experiment.runner import ExperimentRunner, prepare
 from harness.views import materialize
 

@@ -106,6 +106,29 @@ def test_submission_bundle_of_an_eligible_run(example_dataset: Path, tmp_path: P
         build_bundle(tmp_path / "run-local", tmp_path / "bundle-local")
 
 
+def test_one_submission_rule_the_arms_pick_and_the_scripted_provider(example_dataset: Path, tmp_path: Path) -> None:
+    """An arm that picks with ``static`` is submittable though ``oracle`` is reported beside it;
+    an arm the run's scripted provider answered is not."""
+    path = _write(tmp_path, example_dataset, [
+        {"name": "pick", "agent": "none", "n": 2, "selectors": ["static", "oracle"]},
+        {"name": "talk", "agent": "builtin", "model": "openai/scripted"}],
+        provider={"script": "provider.yaml"}, limits={"max_calls": 2})
+    (tmp_path / "provider.yaml").write_text(yaml.safe_dump(
+        {"loop": True, "turns": [{"tool_calls": [{"name": "submit", "arguments": {}}]}]}), encoding="utf-8")
+    _run(path, tmp_path / "run")
+    records = {json.loads(p.read_text())["name"]: json.loads(p.read_text())["submission_refusals"]
+               for p in (tmp_path / "run/configs").glob("*/config.json")}
+    assert records["pick@th"] == []
+    assert records["pick@th/oracle"] == ["selector oracle — the evaluator chose among candidates",
+                                         "selector 'oracle' is not the arm's own (its first selector is)"]
+    assert records["pick@th/single"] == ["candidate 1 alone is a comparison, not the arm"]
+    assert records["talk@th"] == ["the model's answers came from a scripted provider, not a model"]
+    assert [c.name for c in build_bundle(tmp_path / "run", tmp_path / "b1", configs=["pick@th"]).configurations] \
+        == ["pick@th"]
+    with pytest.raises(SubmissionError, match="talk@th: the model's answers came from a scripted provider"):
+        build_bundle(tmp_path / "run", tmp_path / "b2")
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.is_file() else []
 

@@ -127,7 +127,7 @@ def test_custom_agent_resume_and_calibration_agents(example_dataset: Path, tmp_p
     generate(example_dataset, tmp_path / "none", GenerateOptions(agent="none", instances=some))
     lines = [json.loads(line) for line in (tmp_path / "none" / "predictions.jsonl").read_text().splitlines()]
     assert [line["files"] for line in lines] == [{}, {}]
-    with pytest.raises(GenerateError, match="cannot be used in a run for submission"):
+    with pytest.raises(GenerateError, match="not for submission: agent .oracle. reads the ground truth"):
         generate(example_dataset, tmp_path / "oracle", GenerateOptions(agent="oracle", for_submission=True))
     with pytest.raises(GenerateError, match="needs --model"):
         generate(example_dataset, tmp_path / "nomodel", GenerateOptions(instances=some))

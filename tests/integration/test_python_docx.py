@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.build.pipeline import BuildOptions, build_dataset
+from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate

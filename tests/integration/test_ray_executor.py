@@ -180,7 +180,7 @@ def ray_executor(ray_cluster: Cluster) -> Iterator[RayExecutor]:
 @pytest.fixture(scope="module")
 def tiny_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example without mutants and with one run per check: what the units below need, in seconds."""
-    from bench.build.pipeline import BuildOptions, build_dataset
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     base = tmp_path_factory.mktemp("ray-example")
     shutil.copytree(EXAMPLE, base / "tinyshop")

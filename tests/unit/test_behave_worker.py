@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.build.analysis import TracedScenario
+from bench.builder.analysis import TracedScenario
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
 from tests.conftest import write_project

@@ -1,8 +1,8 @@
 import textwrap
 from pathlib import Path
 
-from bench.build.closure import TestSide
-from bench.build.relations import RelationInput, compute_relations
+from bench.builder.closure import TestSide
+from bench.builder.relations import RelationInput, compute_relations
 from bench.production_index import ProductionIndex
 from tests.conftest import write_project
 
@@ -70,7 +70,7 @@ def test_production_index_maps_code_objects_to_declarations(mini_project: Path) 
 def test_a_property_getter_and_setter_that_both_ran_are_both_hidden_in_any_set_order(tmp_path: Path) -> None:
     """Found by rebuilding py-algorand-sdk: the getter and the setter of a property share a
     qualname, and the set's iteration order chose which one was hidden."""
-    from bench.build.analysis import hidden_functions
+    from bench.builder.analysis import hidden_functions
 
     pkg = tmp_path / "src" / "pkg"
     pkg.mkdir(parents=True)

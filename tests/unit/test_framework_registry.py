@@ -155,7 +155,7 @@ def test_a_project_names_its_framework_and_an_unknown_one_is_a_clear_error(mini_
 
 
 def test_a_dataset_card_names_the_framework_through_its_runner_label() -> None:
-    from bench.build.pipeline import _runner_label
+    from bench.builder.pipeline import _runner_label
     from bench.model import ProjectRecord
 
     label = _runner_label("behave")

@@ -121,7 +121,7 @@ class RunsReply(TypedDict):
 
 # ----------------------------------------------------------------------------- the build worker
 # Requests only: the build's worker runs the developers' own tests (trusted), and its
-# replies are still read as JSON objects by the builder (bench.build, bench.mutation).
+# replies are still read as JSON objects by the builder (bench.builder, bench.mutation).
 
 
 class BuildInit(TypedDict):

@@ -21,7 +21,9 @@ from pydantic import BaseModel, Field
 
 import harness
 from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.journal import Journal, append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, InstanceResult, Outcome, Prediction
+from bench.runs import ConfigRecord  # one record: written here, read by compare/report
 from bench.summary import summarize_run
 from harness.experiment.config import (
     Arm,
@@ -44,30 +46,12 @@ from harness.experiment.units import (
     run_generation,
     write_atomic,
 )
-from harness.generate import GenerateOptions, append_prediction, drop_torn_line, set_aside_interrupted
+from harness.generate import GenerateOptions, append_prediction, load_agent, set_aside_interrupted
+from harness.submission_rules import ConfigFacts, refusals
 from harness.llm import Limits, ModelConfig
 from harness.prompts import available_paragraphs, prompt_dir
 
 OFFLINE_KEY = "scripted-offline"  # the run's own scripted provider accepts any key
-
-
-class ConfigRecord(BaseModel):
-    """What one reported configuration is: written to ``configs/<dir>/config.json``."""
-
-    name: str
-    arm: str
-    view: Literal["th", "ah"]
-    role: Literal["arm", "single", "selector"]
-    selector: str | None = None
-    n: int
-    agent: str
-    model: str | None = None
-    reasoning: str | None = None
-    paragraphs: list[str] = Field(default_factory=list)
-    strategies: dict[str, Any] = Field(default_factory=dict)
-    sandbox: str
-    isolated: bool
-    submission_refusals: list[str] = Field(default_factory=list)
 
 
 class ArmView(BaseModel):
@@ -345,7 +329,7 @@ class ExperimentRunner:
         enriched = self._enrich(av, needed, options, executor) if arm.enrich else {}
         journals = {k: gen_dir / f"c{k}" / "predictions.jsonl" for k in range(1, arm.n + 1)}
         for path in journals.values():
-            drop_torn_line(path)
+            drop_torn_tail(path)
             set_aside_interrupted(path)  # a rerun generates them again
         chosen: dict[str, Prediction] = {}
         passed: dict[str, bool] = {}
@@ -407,12 +391,7 @@ class ExperimentRunner:
     # -- enrichment
     def _enrich(self, av: ArmView, ids: list[str], options: GenerateOptions, executor) -> dict[str, str]:
         path = self.run_dir / "generations" / av.name / "enrichment.jsonl"
-        drop_torn_line(path)
-        done = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                outcome = EnrichmentOutcome.model_validate_json(line)
-                done[outcome.instance_id] = outcome
+        done = dict(Journal(path, EnrichmentOutcome, key=lambda outcome: outcome.instance_id).done)
         units = [EnrichmentUnit(dataset_dir=self.plan.dataset_dir, instance_id=i, view=av.view, options=options,
                                 ledger_path=str(path.with_name("enrichment-ledger.jsonl")),
                                 key=self._key("enrichment", options, arm=av.arm.name, instance=i), use_cache=self.experiment.cache)
@@ -423,10 +402,7 @@ class ExperimentRunner:
 
         def journal(index: int, outcome: EnrichmentOutcome) -> None:
             done[outcome.instance_id] = outcome
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(outcome.model_dump_json() + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            append_line(path, outcome.model_dump_json())
             self.progress.money += outcome.cost_usd or 0.0
             self.progress.advance()
 
@@ -500,7 +476,7 @@ class ExperimentRunner:
         from harness.views import materialize
 
         instance = self.dataset.instance(instance_id)
-        project = next(p for p in self.dataset.card.projects if p.name == instance.project)
+        project = self.dataset.project(instance.project)
         model = None
         ledger = Ledger(path.with_name("selection-ledger.jsonl"), {"instance_id": instance_id, "selector": selector})
         options = self._options(av.arm, av.view)
@@ -517,11 +493,7 @@ class ExperimentRunner:
                   "cost_usd": totals["cost_usd"], "calls": totals["calls"]}
         if selector == "judge" and "provider interrupted" in selection.reason:
             return selection.chosen  # not journaled: a rerun asks the judge again instead of keeping the fallback
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_line(path, json.dumps(record))
         return selection.chosen
 
     # -- configurations
@@ -536,36 +508,33 @@ class ExperimentRunner:
             "arm": arm.name, "view": av.view, "n": arm.n, "agent": arm.agent, "model": arm.model,
             "reasoning": arm.reasoning, "paragraphs": arm.paragraphs, "sandbox": options.sandbox, "isolated": isolated,
             "strategies": {"enrich": arm.enrich, "decompose": arm.decompose, "selectors": arm.selectors}}
-        refusals = []
-        if arm.decompose == "evaluator":
-            refusals.append("decompose: evaluator — prerequisite verdicts came from the evaluator")
-        if "oracle" in arm.selectors:
-            refusals.append("selector oracle — the evaluator chose among candidates")
-        if not isolated:
-            refusals.append(f"sandbox {options.sandbox!r} does not isolate (backend local)")
-        if arm.agent in ("oracle", "empty", "then-stripped"):
-            refusals.append(f"agent {arm.agent!r} reads the ground truth")
+        facts = ConfigFacts(agent=arm.agent, reads_ground_truth=bool(getattr(self._agent(arm), "uses_ground_truth",
+                                                                                False)),
+                            decompose=arm.decompose, sandbox=options.sandbox, sandbox_isolates=isolated,
+                            scripted_provider=options.model is not None and options.model.api_key == OFFLINE_KEY)
         written = []
         ids = self.plan.instances
         if arm.n == 1:
             picks = {i: 1 for i in ids}
-            written.append(self._write_config(ConfigRecord(name=av.name, role="arm", submission_refusals=refusals,
+            written.append(self._write_config(ConfigRecord(name=av.name, role="arm", submission_refusals=refusals(facts),
                                                            **base), ids, candidates, results, picks, None))
             return written
         for position, selector in enumerate(arm.selectors):
             picks = {i: self._select(av, selector, i, candidates.get(i, {}), results) for i in ids}
             name = av.name if position == 0 else f"{av.name}/{selector}"
-            own = list(refusals) if position == 0 else [*refusals, f"selector {selector!r} is not the arm's own"]
-            if selector == "oracle" and not any("oracle" in r for r in own):
-                own.append("selector oracle — the evaluator chose among candidates")
+            role = "arm" if position == 0 else "selector"
+            own = refusals(facts.model_copy(update={"role": role, "selector": selector}))
             written.append(self._write_config(
-                ConfigRecord(name=name, role="arm" if position == 0 else "selector", selector=selector,
-                             submission_refusals=own, **base), ids, candidates, results, picks, selector))
+                ConfigRecord(name=name, role=role, selector=selector, submission_refusals=own, **base),
+                ids, candidates, results, picks, selector))
         single = ConfigRecord(name=f"{av.name}/single", role="single",
-                              submission_refusals=[*refusals, "candidate 1 alone is a comparison, not the arm"],
+                              submission_refusals=refusals(facts.model_copy(update={"role": "single"})),
                               **{**base, "n": 1})
         written.append(self._write_config(single, ids, candidates, results, {i: 1 for i in ids}, None))
         return written
+
+    def _agent(self, arm: Arm) -> object:
+        return load_agent(arm.agent, self.dataset.root)
 
     def _write_config(self, record: ConfigRecord, ids: list[str], candidates: dict[str, dict[int, Prediction]],
                       results: dict[int, dict[str, InstanceResult]], picks: dict[str, int],
@@ -618,27 +587,12 @@ def _ordered(ids: list[str], order: dict[str, int]) -> list[str]:
 
 
 def _journal(path: Path) -> dict[str, Prediction]:
-    done: dict[str, Prediction] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                prediction = Prediction.model_validate_json(line)
-            except ValueError:
-                continue  # the torn tail of a kill: that unit runs again
-            done[prediction.instance_id] = prediction
-    return done
+    """A candidate journal's predictions (a torn tail of a kill: that unit runs again)."""
+    return Journal(path, Prediction, key=lambda prediction: prediction.instance_id, strict=False, repair=False).done
 
 
 def _selection_journal(path: Path) -> dict[str, dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            done[record["instance_id"]] = record
-    return done
+    return {str(record["instance_id"]): record for record in read_dicts(path) if "instance_id" in record}
 
 
 def _selection_costs(gen_dir: Path, selector: str | None) -> dict[str, tuple[float, int]]:

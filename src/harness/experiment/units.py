@@ -77,7 +77,7 @@ def run_enrichment(unit: EnrichmentUnit) -> EnrichmentOutcome:
 
     ds = _dataset(unit.dataset_dir)
     instance = ds.instance(unit.instance_id)
-    project = next(p for p in ds.card.projects if p.name == instance.project)
+    project = ds.project(instance.project)
     view = materialize(ds, unit.instance_id, unit.view)
     context = gather_context(instance, view.root, project.features_dir)
     assert unit.options.model is not None

@@ -60,7 +60,7 @@ def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, po
     """Materialize the view into ``work_dir/workspace`` (history in ``work_dir/baseline.git``) and start."""
     view = materialize(dataset, instance_id, kind, reveal=reveal)
     instance = dataset.instance(instance_id)
-    project = next(p for p in dataset.card.projects if p.name == instance.project)
+    project = dataset.project(instance.project)
     framework = get_framework(project.framework)
     snapshot = dataset.root / project.snapshot
     workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir,

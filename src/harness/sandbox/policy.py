@@ -13,9 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.resources import resource_dir
 from harness.sandbox.base import SandboxError, SandboxPolicy
 
-SHIPPED = Path(__file__).resolve().parents[3] / "sandboxes"
+SHIPPED = resource_dir("sandboxes")
 
 
 def policy_dirs() -> list[Path]:

@@ -30,8 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.build.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates, validation_verdicts
-from bench.build.relations import RelationInput, compute_relations
+from bench.builder.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates, validation_verdicts
+from bench.builder.relations import RelationInput, compute_relations
 from bench.frameworks.cucumber_js.framework import CUCUMBER_VERSION, STRYKER_VERSION, fresh_verdict
 from bench.frameworks.cucumber_js.language import make_mutant, production_files
 from bench.frameworks.cucumber_js.runner import CucumberRun, link_tree, run_cucumber, step_files, warm_compile_cache

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench import __version__
-from bench.build.analysis import TracedScenario, analyse_calls, hidden_functions
-from bench.build.closure import TestSide
-from bench.build.mutation_stage import run_mutation_stage
-from bench.build.relations import RelationInput, compute_relations
-from bench.build.stats import table2
+from bench.builder.analysis import TracedScenario, analyse_calls, hidden_functions
+from bench.builder.closure import TestSide
+from bench.builder.mutation_stage import run_mutation_stage
+from bench.builder.relations import RelationInput, compute_relations
+from bench.builder.stats import table2
 from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
