@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -49,6 +51,55 @@ class RichProgress:
             self.progress.stop()
 
 
+class LineProgress:
+    """Progress for logs (CI, a pipe, nohup): a line when a stage starts and ends, and one per
+    tenth of the stage or per 30 s, whichever comes first; bars would print nothing there."""
+
+    def __init__(self, status: Callable[[], str] | None = None, every_seconds: float = 30.0) -> None:
+        self.status = status
+        self.every_seconds = every_seconds
+        self.name: str | None = None
+        self.total: int | None = None
+        self.done = 0
+        self.started = self.last = 0.0
+
+    def _line(self, text: str) -> None:
+        extra = f" · {self.status()}" if self.status is not None else ""
+        console.print(f"{text}{extra}", highlight=False, soft_wrap=True, markup=False)
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        self._finish()
+        self.name, self.total, self.done = name, total, 0
+        self.started = self.last = time.monotonic()
+        self._line(f"{name}: started" + (f", {total} to do" if total is not None else ""))
+
+    def advance(self, n: int = 1) -> None:
+        if self.name is None:
+            return
+        before, self.done = self.done, self.done + n
+        now = time.monotonic()
+        step = max(1, (self.total or 0) // 10)
+        if self.done // step > before // step or now - self.last >= self.every_seconds:
+            self.last = now
+            of = f"/{self.total}" if self.total is not None else ""
+            self._line(f"{self.name}: {self.done}{of} after {now - self.started:.0f} s")
+
+    def _finish(self) -> None:
+        if self.name is not None:
+            self._line(f"{self.name}: finished {self.done} in {time.monotonic() - self.started:.0f} s")
+            self.name = None
+
+    def close(self) -> None:
+        self._finish()
+
+
+def progress_for(quiet: bool, status: Callable[[], str] | None = None) -> RichProgress | LineProgress:
+    """Bars on a terminal, log lines elsewhere, nothing with --quiet."""
+    if quiet:
+        return RichProgress(enabled=False)
+    return RichProgress(enabled=True) if sys.stderr.isatty() else LineProgress(status)
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     # the message is text, not markup: "[tool.req2test]" in it must print as written
     console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
@@ -89,7 +140,7 @@ def build(
                            install_deps=install_deps, force=force, mutants=mutants, isolation=isolation)
     if workers:
         options.workers = workers
-    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    progress = progress_for(quiet)
     try:
         card = build_dataset(source, output, options, progress)
     except BuildError as exc:
@@ -166,7 +217,7 @@ def evaluate_command(
                               replays=replays, seed=seed)
     if workers:
         options.workers = workers
-    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    progress = progress_for(quiet)
     try:
         summary_data = evaluate(dataset, predictions, output, options, progress)
     except EvaluationError as exc:
@@ -199,7 +250,7 @@ def calibrate_command(
     options = EvaluateOptions()
     if workers:
         options.workers = workers
-    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    progress = progress_for(quiet)
     try:
         summaries = calibrate(dataset, output, options, progress)
     except EvaluationError as exc:

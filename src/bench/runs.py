@@ -70,6 +70,11 @@ class ConfigRecord(BaseModel):
         return f"{self.arm}@{self.view}" if self.view else self.arm
 
 
+def config_dir_name(name: str) -> str:
+    """The directory of configuration ``name`` under RUN/configs ('/' is not a file-name character)."""
+    return name.replace("/", "~")
+
+
 def split_name(name: str) -> tuple[str, str | None, str | None]:
     """``arm@view/suffix`` -> (arm, view, suffix); parts a name does not have are None."""
     if "@" not in name:
@@ -209,7 +214,8 @@ def select_config(spec: str) -> ConfigData:
             return configs[0]
         raise RunsError(f"{run} holds {len(configs)} configurations; choose one as {run}:CONFIG from: {available}")
     for config in configs:
-        if config.name == name:
+        # the directory's spelling ('~' for '/') names the configuration too: it is what `ls` shows
+        if name in (config.name, config_dir_name(config.name)):
             return config
     if len(configs) == 1 and not (run / "configs").is_dir() and name == run.name:
         return configs[0]

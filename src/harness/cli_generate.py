@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from bench.cli import RichProgress, console, fail
+from bench.cli import console, fail, progress_for
 from bench.dataset import DatasetError
 from harness.generate import GenerateError, GenerateOptions, generate
 from harness.llm import Limits, ModelConfig, ProviderRefused
@@ -31,7 +31,7 @@ def generate_command(
     view: Annotated[str, typer.Option(help="th (target-hidden) or ah (all-hidden).")] = "th",
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these instances (repeat).")]
     = None,
-    paragraph: Annotated[list[str] | None, typer.Option("--paragraph", "-p",
+    paragraph: Annotated[list[str] | None, typer.Option("--paragraph",
                                                         help="Prompt paragraphs to add (files in prompts/paragraphs).")]
     = None,
     sandbox: Annotated[str, typer.Option(help="Sandbox policy name (sandboxes/) or .toml path.")] = "default",
@@ -69,7 +69,7 @@ def generate_command(
                               limits=Limits(max_calls=max_calls, max_seconds=max_seconds, max_cost_usd=max_cost),
                               paragraphs=list(paragraph or []), instances=list(instance) if instance else None,
                               for_submission=for_submission)
-    progress = RichProgress(enabled=not quiet and sys.stderr.isatty())
+    progress = progress_for(quiet)
     try:
         records = generate(dataset, output, options, progress)
     except (GenerateError, DatasetError, SandboxError, ViewError, PromptError) as exc:

@@ -96,7 +96,7 @@ def compare_command(
 
 def report_command(
     run: Annotated[Path, typer.Argument(help="A `req2test run` directory (configs/*/) or a `req2test evaluate` one.")],
-    output_dir: Annotated[Path | None, typer.Option("--output-dir", "-o",
+    output_dir: Annotated[Path | None, typer.Option("--output", "-o",
                                                     help="Where report.md and report.html go (default: RUN).")]
     = None,
     title: Annotated[str | None, typer.Option(help="Report title (default: the run directory's name).")] = None,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from bench.cli import console, fail
+from bench.cli import console, fail, out
 from bench.dataset import DatasetError
 from bench.formatting import num
 from bench.journal import JournalError
@@ -46,7 +46,7 @@ def print_outcome(outcome) -> None:
                       "—" if kc["ci_low"] is None else f"{kc['ci_low']:.2f}-{kc['ci_high']:.2f}",
                       num(s["mutant_recall"]["value"]),
                       "—" if cost is None else f"{cost:.4f}")
-    console.print(table)
+    out.print(table)
     console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")
     for path in outcome.report:
         console.print(f"report: {path}")
@@ -55,27 +55,29 @@ def print_outcome(outcome) -> None:
 def run_command(
     experiment: Annotated[Path, typer.Argument(help="An experiment file (YAML).")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (resumed if it exists; "
-                                                                       "default runs/<name>).")] = None,
+                                                                       "default `runs/<name>`).")] = None,
     executor: Annotated[str | None, typer.Option(help="local, local:N, ray, ray:auto or ray:HOST:PORT "
                                                       "(overrides the file).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run an experiment: arms × views × instances × n candidates → generation → evaluation → report.
 
-    The run directory gets one configs/<arm>@<view>/ per reported configuration (best-of-n arms also
-    /single and one per extra selector), report.md and report.html. Interrupt it any time: a rerun
+    The run directory gets one `configs/<arm>@<view>/` per reported configuration (best-of-n arms also
+    `/single` and one per extra selector), report.md and report.html. Interrupt it any time: a rerun
     resumes, and finished generations and evaluations are cached by content hash.
 
     Example experiment file:
 
-      name: paragraph-ab
-      dataset: datasets/tinyshop
-      instances: {sample: 20, seed: 1}     # or all | {project: P} | {ids: [...]} | {file: ids.txt}
-      views: [th]
-      arms:
-        - {name: plain, model: openai/gpt-5-mini}
-        - {name: grounded, model: openai/gpt-5-mini, paragraphs: [grounding]}
-        - {name: best3, model: openai/gpt-5-mini, paragraphs: [grounding], n: 3, selectors: [static, oracle]}
+    ```yaml
+    name: paragraph-ab
+    dataset: datasets/tinyshop
+    instances: {sample: 20, seed: 1}     # or all | {project: P} | {ids: [...]} | {file: ids.txt}
+    views: [th]
+    arms:
+      - {name: plain, model: openai/gpt-5-mini}
+      - {name: grounded, model: openai/gpt-5-mini, paragraphs: [grounding]}
+      - {name: best3, model: openai/gpt-5-mini, paragraphs: [grounding], n: 3, selectors: [static, oracle]}
+    ```
 
     Examples:
 
@@ -85,7 +87,7 @@ def run_command(
     """
     from harness.experiment.runner import Progress, run_experiment
 
-    progress = Progress(enabled=not quiet and sys.stderr.isatty())
+    progress = Progress(enabled=not quiet, lines=not sys.stderr.isatty())
     try:
         outcome = run_experiment(experiment, output, executor, progress)
     except _user_errors() as exc:
@@ -143,12 +145,11 @@ def demo_command(
       req2test demo -o runs/demo && xdg-open runs/demo/ab/report.html
     """
     from bench.builder.pipeline import BuildError
-    from bench.cli import RichProgress
+    from bench.cli import progress_for
     from harness.demo import run_demo
     from harness.experiment.runner import Progress
 
-    enabled = not quiet and sys.stderr.isatty()
-    progress, build_progress = Progress(enabled), RichProgress(enabled)
+    progress, build_progress = Progress(not quiet, lines=not sys.stderr.isatty()), progress_for(quiet)
     try:
         outcome = run_demo(output, dataset, progress, build_progress)
     except (*_user_errors(), BuildError) as exc:
@@ -160,6 +161,6 @@ def demo_command(
         build_progress.close()
     print_outcome(outcome.ab)
     print_outcome(outcome.control)
-    console.print(outcome.ab_comparison)
-    console.print(outcome.control_comparison)
+    out.print(outcome.ab_comparison, markup=False, highlight=False)
+    out.print(outcome.control_comparison, markup=False, highlight=False)
     console.print(f"demo summary: {outcome.summary_path}")

@@ -76,8 +76,7 @@ def _sha(path: Path) -> str:
 
 
 def build_bundle(run_dir: Path, out_dir: Path, configs: list[str] | None = None) -> SubmissionManifest:
-    from bench.runs import ConfigRecord
-    from harness.experiment.runner import config_dir_name
+    from bench.runs import ConfigRecord, config_dir_name
     from harness.sandbox.policy import load_policy
 
     plan_path = run_dir / "plan.json"

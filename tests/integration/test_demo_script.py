@@ -76,7 +76,7 @@ def _score(dataset: Path, run_dir: Path) -> dict:
 def test_grounding_paragraph_decides_kill_completeness(example_dataset: Path, tmp_path: Path) -> None:
     with ScriptedProvider(DEMO / "provider-ab.yaml") as provider:
         _cli_generate(example_dataset, tmp_path / "plain", provider)
-        _cli_generate(example_dataset, tmp_path / "grounded", provider, "-p", "grounding")
+        _cli_generate(example_dataset, tmp_path / "grounded", provider, "--paragraph", "grounding")
         turns = [r.turn for r in provider.requests]
     assert len(turns) == 4 and None not in turns  # two turns per generation, none exhausted
     plain, grounded = _score(example_dataset, tmp_path / "plain"), _score(example_dataset, tmp_path / "grounded")

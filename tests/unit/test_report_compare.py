@@ -300,3 +300,9 @@ def test_report_carries_the_paired_tests(run: Path) -> None:
     md = render_markdown(report)
     assert "## Paired tests (B against A)" in md
     assert f"| base@th | best3@th | {row.n_paired} |" in md
+
+
+def test_a_configuration_is_selected_by_its_directory_name_too(run: Path) -> None:
+    """`ls RUN/configs` shows best3@th~single: that spelling selects it as well as best3@th/single."""
+    assert select_config(f"{run}:best3@th~single").name == "best3@th/single"
+    assert select_config(f"{run}:best3@th/single").name == "best3@th/single"

@@ -23,7 +23,7 @@ import harness
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.journal import Journal, append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, InstanceResult, Outcome, Prediction
-from bench.runs import ConfigRecord  # one record: written here, read by compare/report
+from bench.runs import ConfigRecord, config_dir_name  # one record: written here, read by compare/report
 from bench.summary import summarize_run
 from harness.experiment.config import (
     Arm,
@@ -73,10 +73,6 @@ class ExperimentPlan(BaseModel):
     dataset_card_sha256: str
     instances: list[str]
     provider_script_sha256: str | None = None
-
-
-def config_dir_name(name: str) -> str:
-    return name.replace("/", "~")
 
 
 # ----------------------------------------------------------------------------- planning
@@ -184,16 +180,25 @@ def _tree_hash(paths: list[Path]) -> str:
 class Progress:
     """Instances done, passes, money spent and ETA, on one rich progress bar per stage."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, lines: bool = False) -> None:
+        """``lines``: log lines instead of bars (output is not a terminal)."""
         self.enabled = enabled
         self.bar = None
         self.task = None
         self.money = 0.0
         self.passes = 0
         self.evaluated = 0
+        self.lines = None
+        if enabled and lines:
+            from bench.cli import LineProgress
+
+            self.lines = LineProgress(status=lambda: self.status)
 
     def stage(self, name: str, total: int) -> None:
         if not self.enabled:
+            return
+        if self.lines is not None:
+            self.lines.stage(name, total)
             return
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
         from rich.progress import Progress as Bar
@@ -213,10 +218,14 @@ class Progress:
         return f"{passes} · ${self.money:.4f}"
 
     def advance(self) -> None:
+        if self.lines is not None:
+            self.lines.advance()
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, advance=1, status=self.status)
 
     def close(self) -> None:
+        if self.lines is not None:
+            self.lines.close()
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
