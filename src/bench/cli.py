@@ -179,7 +179,7 @@ def evaluate_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created; an existing one resumes).")],
     workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
     timeout: Annotated[float, typer.Option(help="Seconds the test may run (SPEC: 600).", min=1)] = 600.0,
-    instance: Annotated[list[str] | None, typer.Option("--instance", help="Evaluate only these ids (repeatable).")] = None,
+    instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Evaluate only these ids (repeatable).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",

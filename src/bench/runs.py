@@ -45,6 +45,7 @@ class ConfigRecord(BaseModel):
     reasoning: str | None = None
     paragraphs: list[str] = Field(default_factory=list)
     strategies: dict[str, Any] = Field(default_factory=dict)
+    sampling: dict[str, Any] = Field(default_factory=dict, description="temperature, seed, max_tokens where set")
     sandbox: str | None = None
     isolated: bool = False
     submission_refusals: list[str] = Field(default_factory=list)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 
 from bench.cli import console, fail, progress_for
 from bench.dataset import DatasetError
+from harness.agents.base import EndReason
 from harness.generate import GenerateError, GenerateOptions, generate
 from harness.llm import Limits, ModelConfig, ProviderRefused
 from harness.prompts import PromptError
@@ -38,6 +39,13 @@ def generate_command(
     max_calls: Annotated[int, typer.Option(help="Model calls per generation.", min=1)] = 200,
     max_seconds: Annotated[float, typer.Option(help="Wall clock per generation.", min=1)] = 3600.0,
     max_cost: Annotated[float | None, typer.Option(help="USD per generation.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.", min=0, max=2)] = None,
+    seed: Annotated[int | None, typer.Option(help="The provider's sampling seed, where it honours one.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Output tokens per model call.", min=1)] = None,
+    workers: Annotated[int, typer.Option(help="Generations at a time, each in its own sandbox.", min=1)] = 1,
+    retry: Annotated[list[str] | None, typer.Option(help="Generate again the instances that ended for this "
+                                                         "reason (repeat; e.g. agent_error, max_calls). "
+                                                         "provider_interrupted ones always are.")] = None,
     for_submission: Annotated[bool, typer.Option("--for-submission", help="Refuse agents that read the ground "
                                                                          "truth (calibration agents).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -57,6 +65,8 @@ def generate_command(
 
       req2test generate datasets/tinyshop --agent oracle -o runs/oracle   # pipeline check only
 
+      req2test generate datasets/tinyshop --model openai/gpt-5-mini -o runs/mini --retry agent_error --workers 4
+
       req2test evaluate datasets/tinyshop -p runs/mini/predictions.jsonl -o runs/mini
     """
     if view not in ("th", "ah"):
@@ -64,11 +74,17 @@ def generate_command(
     config = None
     if model is not None:
         config = ModelConfig(model=model, api_base=api_base or os.environ.get("REQ2TEST_API_BASE"),
-                             reasoning_effort=reasoning)
+                             reasoning_effort=reasoning, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    elif any(v is not None for v in (temperature, seed, max_tokens)):
+        raise fail("--temperature, --seed and --max-tokens need --model")
+    known_reasons = set(get_args(EndReason))
+    unknown_reasons = [r for r in retry or [] if r not in known_reasons]
+    if unknown_reasons:
+        raise fail(f"--retry {unknown_reasons[0]!r}: not an end reason ({', '.join(sorted(known_reasons))})")
     options = GenerateOptions(agent=agent, model=config, view=view, sandbox=sandbox,  # type: ignore[arg-type]
                               limits=Limits(max_calls=max_calls, max_seconds=max_seconds, max_cost_usd=max_cost),
                               paragraphs=list(paragraph or []), instances=list(instance) if instance else None,
-                              for_submission=for_submission)
+                              for_submission=for_submission, workers=workers, retry=list(retry or []))
     progress = progress_for(quiet)
     try:
         records = generate(dataset, output, options, progress)

@@ -58,6 +58,9 @@ def run_command(
                                                                        "default `runs/<name>`).")] = None,
     executor: Annotated[str | None, typer.Option(help="local, local:N, ray, ray:auto or ray:HOST:PORT "
                                                       "(overrides the file).")] = None,
+    instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these of the file's "
+                                                                          "instances (repeat).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N of the file's instances.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run an experiment: arms × views × instances × n candidates → generation → evaluation → report.
@@ -83,13 +86,15 @@ def run_command(
 
       req2test run experiment.yaml -o runs/ab
 
+      req2test run experiment.yaml -o runs/smoke --limit 3   # a first look before the whole run
+
       req2test compare runs/ab:plain@th runs/ab:grounded@th
     """
     from harness.experiment.runner import Progress, run_experiment
 
     progress = Progress(enabled=not quiet, lines=not sys.stderr.isatty())
     try:
-        outcome = run_experiment(experiment, output, executor, progress)
+        outcome = run_experiment(experiment, output, executor, progress, instances=instance, limit=limit)
     except _user_errors() as exc:
         progress.close()
         raise fail(str(exc)) from None

@@ -13,8 +13,10 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,6 +49,9 @@ class GenerateOptions(BaseModel):
     instances: list[str] | None = None
     for_submission: bool = False
     provider_reruns: int = Field(2, ge=0)
+    workers: int = Field(1, ge=1, description="generations at a time (each in its own sandbox)")
+    retry: list[str] = Field(default_factory=list, description="end reasons to generate again on this run "
+                             "(e.g. agent_error, max_calls); provider_interrupted always is")
 
 
 class GenerationRecord(BaseModel):
@@ -115,7 +120,7 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
         raise GenerateError(f"no instance {unknown[0]!r} in {ds.root}")
     run_dir.mkdir(parents=True, exist_ok=True)
     config_path = run_dir / "generate.json"
-    config = options.model_dump(mode="json", exclude={"instances"})
+    config = options.model_dump(mode="json", exclude={"instances", "workers", "retry"})
     if config.get("model") and config["model"].get("api_key"):
         config["model"]["api_key"] = "(set)"
     if config_path.is_file() and json.loads(config_path.read_text(encoding="utf-8")) != config:
@@ -123,24 +128,39 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     predictions = run_dir / "predictions.jsonl"
     drop_torn_tail(predictions)
-    set_aside_interrupted(predictions)
+    set_aside_interrupted(predictions, {"provider_interrupted", *options.retry})
     done = finished_instances(predictions)
     records: list[GenerationRecord] = []
     todo = [i for i in ids if i not in done]
     if progress is not None:
         progress.stage(f"generate ({options.agent})", len(todo))
-    for instance_id in todo:
-        record = _generate_one(ds, instance_id, agent, options, policy, run_dir)
-        records.append(record)
+    journal_lock = threading.Lock()
+
+    def one(instance_id: str) -> GenerationRecord:
+        record = _generate_one(ds, instance_id, agent, options, policy, run_dir, journal_lock)
         if progress is not None:
-            progress.advance()
+            with journal_lock:
+                progress.advance()
+        return record
+
+    with ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="req2test-gen") as pool:
+        futures = [pool.submit(one, instance_id) for instance_id in todo]
+        try:
+            for future in futures:  # in submission order: the first failure is the earliest instance's
+                records.append(future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()  # nothing new starts; running generations finish and are journaled
+            raise
     shutil.rmtree(run_dir / "work", ignore_errors=True)  # per-generation workspaces, already collected
     return records
 
 
-def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path):
+def _generate_one(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, run_dir: Path,
+                  journal_lock: threading.Lock):
     prediction = generate_instance(ds, instance_id, agent, options, policy, run_dir)
-    append_prediction(run_dir / "predictions.jsonl", prediction)
+    with journal_lock:
+        append_prediction(run_dir / "predictions.jsonl", prediction)
     extra = prediction.metadata.extra if prediction.metadata else {}
     return GenerationRecord(instance_id=instance_id, end_reason=extra.get("end_reason", "finished"),
                             files=len(prediction.files),
@@ -230,9 +250,11 @@ def append_prediction(path: Path, prediction: Prediction) -> None:
     append_line(path, prediction.model_dump_json())
 
 
-def set_aside_interrupted(path: Path) -> list[str]:
-    """Move the generations the provider interrupted to ``predictions.interrupted.jsonl`` so a
-    rerun generates them again (one line per instance stays the rule); their ids."""
+def set_aside_interrupted(path: Path, reasons: set[str] | frozenset[str] = frozenset({"provider_interrupted"})
+                          ) -> list[str]:
+    """Move the generations that ended for one of ``reasons`` (by default: the provider
+    interrupted them) to ``predictions.interrupted.jsonl`` so this run generates them again
+    (one line per instance stays the rule); their ids."""
     if not path.is_file():
         return []
     keep, interrupted = [], []
@@ -241,7 +263,7 @@ def set_aside_interrupted(path: Path) -> list[str]:
             reason = json.loads(line).get("metadata", {}).get("extra", {}).get("end_reason")
         except (ValueError, AttributeError):
             reason = None
-        (interrupted if reason == "provider_interrupted" else keep).append(line)
+        (interrupted if reason in reasons else keep).append(line)
     if interrupted:
         for line in interrupted:
             append_line(path.with_name("predictions.interrupted.jsonl"), line)

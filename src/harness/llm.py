@@ -36,6 +36,7 @@ class ModelConfig(BaseModel):
     api_key: str | None = Field(None, description="default: the provider's usual environment variable")
     reasoning_effort: str | None = None
     temperature: float | None = None
+    seed: int | None = None
     max_tokens: int | None = None
     timeout: float = 600.0
     retries: int = Field(6, ge=0, description="attempts after the first on transient errors")
@@ -207,7 +208,7 @@ class Model:
         self.check_limits()
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages, "timeout": self.config.timeout,
                                   "num_retries": 0}
-        for key in ("api_base", "api_key", "reasoning_effort", "temperature", "max_tokens"):
+        for key in ("api_base", "api_key", "reasoning_effort", "temperature", "seed", "max_tokens"):
             value = getattr(self.config, key)
             if value is not None:
                 kwargs[key] = value

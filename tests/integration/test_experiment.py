@@ -129,6 +129,33 @@ def test_one_submission_rule_the_arms_pick_and_the_scripted_provider(example_dat
         build_bundle(tmp_path / "run", tmp_path / "b2")
 
 
+def test_run_budget_limit_and_sampling(example_dataset: Path, tmp_path: Path) -> None:
+    """No generation starts once limits.max_run_cost is spent; a rerun with a higher cap
+    continues in the same directory; --limit runs the first N; sampling is recorded."""
+    from harness.experiment.runner import BudgetReached, run_experiment
+
+    (tmp_path / "provider.yaml").write_text(yaml.safe_dump(
+        {"loop": True, "turns": [{"cost": 1.0, "tool_calls": [{"name": "submit", "arguments": {}}]}]}),
+        encoding="utf-8")
+    arms = [{"name": "t", "agent": "builtin", "model": "openai/scripted", "temperature": 0.2, "seed": 3}]
+    path = _write(tmp_path, example_dataset, arms, provider={"script": "provider.yaml"}, executor="local",
+                  limits={"max_calls": 3, "max_run_cost": 1.5})
+    with pytest.raises(BudgetReached, match=r"budget is spent: \$2.0000 of \$1.5"):
+        run_experiment(path, tmp_path / "run")
+    journal = tmp_path / "run/generations/t@th/c1/predictions.jsonl"
+    assert len(journal.read_text().splitlines()) == 2  # the third never started
+    path = _write(tmp_path, example_dataset, arms, provider={"script": "provider.yaml"}, executor="local",
+                  limits={"max_calls": 3, "max_run_cost": 100})
+    outcome = run_experiment(path, tmp_path / "run")
+    assert outcome.generated == len(IDS) - 2 and len(journal.read_text().splitlines()) == len(IDS)
+    record = json.loads((tmp_path / "run/configs/t@th/config.json").read_text())
+    assert record["sampling"] == {"temperature": 0.2, "seed": 3}
+    bodies = [json.loads(line)["body"] for line in (tmp_path / "run/provider-requests.jsonl").read_text().splitlines()]
+    assert all((b["temperature"], b["seed"]) == (0.2, 3) for b in bodies)
+    small = run_experiment(path, tmp_path / "small", limit=1)
+    assert [c["summary"]["n"] for c in small.configs] == [1]
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.is_file() else []
 

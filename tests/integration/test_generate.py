@@ -200,3 +200,32 @@ def test_a_rerun_generates_provider_interrupted_instances_again(example_dataset:
     summary = evaluate(example_dataset, run_dir / "predictions.jsonl", tmp_path / "eval",
                        EvaluateOptions(workers=1, resamples=100, instances=[INSTANCE]))
     assert summary["submission"]["valid"] == 1
+
+
+THIRD = "tinyshop/features/catalog.feature:6"
+SUBMIT = {"tool_calls": [{"name": "submit", "arguments": {}}]}
+
+
+def test_sampling_workers_and_retry(example_dataset: Path, tmp_path: Path) -> None:
+    """Temperature, seed and max tokens reach the provider; --workers runs generations side by
+    side with one journal line each; --retry generates again what ended for that reason."""
+    run_dir = tmp_path / "run"
+    silent = {"model": "scripted-1", "loop": True, "turns": [{"text": "thinking aloud, no tools"}]}
+    with ScriptedProvider(silent) as provider:
+        options = GenerateOptions(model=_model(provider, temperature=0.3, seed=7, max_tokens=900),
+                                  instances=[INSTANCE, SECOND, THIRD], workers=2)
+        records = generate(example_dataset, run_dir, options)
+        bodies = [r.body for r in provider.requests]
+        port = provider.port
+    assert sorted(r.instance_id for r in records) == sorted([INSTANCE, SECOND, THIRD])
+    assert {r.end_reason for r in records} == {"no_tool_call"}
+    assert all((b["temperature"], b["seed"], b["max_tokens"]) == (0.3, 7, 900) for b in bodies)
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line) for line in lines)
+    with ScriptedProvider({"model": "scripted-1", "loop": True, "turns": [SUBMIT]}, port=port) as provider:
+        again = generate(example_dataset, run_dir, options.model_copy(update={"retry": ["no_tool_call"]}))
+    assert sorted((r.instance_id, r.end_reason) for r in again) == sorted(
+        (i, "submitted") for i in (INSTANCE, SECOND, THIRD))
+    final = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert len(final) == 3 and {p["metadata"]["extra"]["end_reason"] for p in final} == {"submitted"}
+    assert len((run_dir / "predictions.interrupted.jsonl").read_text().splitlines()) == 3  # kept, not lost

@@ -50,9 +50,11 @@ class InstanceSelection(_Strict):
 
 
 class Limits(_Strict):
-    max_calls: int = Field(200, ge=1)
-    max_seconds: float = Field(3600.0, gt=0)
-    max_cost: float | None = Field(None, gt=0)
+    max_calls: int = Field(200, ge=1, description="model calls per generation")
+    max_seconds: float = Field(3600.0, gt=0, description="wall clock per generation")
+    max_cost: float | None = Field(None, gt=0, description="USD per generation")
+    max_run_cost: float | None = Field(None, gt=0, description="USD for the whole run: no generation starts once "
+                                       "it is spent (a rerun with a higher cap continues)")
 
 
 class Evaluation(_Strict):
@@ -73,6 +75,9 @@ class Arm(_Strict):
     model: str | None = None
     api_base: str | None = None
     reasoning: str | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    seed: int | None = Field(None, description="the provider's sampling seed, where it honours one")
+    max_tokens: int | None = Field(None, ge=1, description="output tokens per model call")
     paragraphs: list[str] = Field(default_factory=list)
     enrich: bool = False
     decompose: Literal["off", "sandbox", "evaluator"] = "off"

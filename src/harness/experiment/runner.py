@@ -54,6 +54,10 @@ from harness.prompts import available_paragraphs, prompt_dir
 OFFLINE_KEY = "scripted-offline"  # the run's own scripted provider accepts any key
 
 
+class BudgetReached(ExperimentError):
+    """limits.max_run_cost is spent: no further generation starts; one line."""
+
+
 class ArmView(BaseModel):
     arm: Arm
     view: Literal["th", "ah"]
@@ -269,7 +273,7 @@ class ExperimentRunner:
         if plan_path.is_file():
             previous = json.loads(plan_path.read_text(encoding="utf-8"))
             keys = ("experiment", "dataset_card_sha256", "instances", "provider_script_sha256")
-            if any(previous.get(k) != mine.get(k) for k in keys):
+            if any(_resumable(previous).get(k) != _resumable(mine).get(k) for k in keys):
                 raise ExperimentError(f"{self.run_dir} holds a run of another experiment (or the file changed); "
                                       "use a new output directory")
         else:
@@ -310,7 +314,8 @@ class ExperimentRunner:
             own_provider = arm.api_base is None and self.api_base is not None
             model = ModelConfig(model=arm.model, api_base=arm.api_base or self.api_base or
                                 os.environ.get("REQ2TEST_API_BASE"),
-                                api_key=OFFLINE_KEY if own_provider else None, reasoning_effort=arm.reasoning)
+                                api_key=OFFLINE_KEY if own_provider else None, reasoning_effort=arm.reasoning,
+                                temperature=arm.temperature, seed=arm.seed, max_tokens=arm.max_tokens)
         limits = self.experiment.limits
         return GenerateOptions(agent=arm.agent, model=model, view=view,  # type: ignore[arg-type]
                                sandbox=arm.sandbox or self.experiment.sandbox,
@@ -364,11 +369,17 @@ class ExperimentRunner:
                                                 enriched=enriched.get(instance_id), prerequisites=prereqs,
                                                 decompose=arm.decompose, key=key, use_cache=self.experiment.cache))
 
-            def journal(index: int, prediction: Prediction, units: list[GenerationUnit] = units) -> None:
-                append_prediction(journals[units[index].candidate], prediction)
-                self._count_done(prediction, fresh=True)
+            # with a run budget, generations start in batches and none starts once it is spent
+            batch = max(1, getattr(executor, "workers", 4)) if self.experiment.limits.max_run_cost else len(units)
+            for start in range(0, len(units), max(1, batch)):
+                self._check_budget()
+                chunk = units[start:start + batch]
 
-            executor.map(run_generation, units, on_result=journal)
+                def journal(index: int, prediction: Prediction, chunk: list[GenerationUnit] = chunk) -> None:
+                    append_prediction(journals[chunk[index].candidate], prediction)
+                    self._count_done(prediction, fresh=True)
+
+                executor.map(run_generation, chunk, on_result=journal)
             for k, path in journals.items():
                 for instance_id, prediction in _journal(path).items():
                     candidates.setdefault(instance_id, {})[k] = prediction
@@ -385,6 +396,13 @@ class ExperimentRunner:
                         passed[instance_id] = result is not None and result.outcome == Outcome.passed
         results = self._evaluate_candidates(av, targets, candidates, executor)
         return self._write_configs(av, options, candidates, results)
+
+    def _check_budget(self) -> None:
+        cap = self.experiment.limits.max_run_cost
+        if cap is not None and self.progress.money >= cap:
+            raise BudgetReached(f"the run's budget is spent: ${self.progress.money:.4f} of ${cap:g} "
+                                f"(limits.max_run_cost); {self.generated} generation(s) of this run are journaled. "
+                                "Raise the cap and rerun to continue")
 
     def _count_done(self, prediction: Prediction, fresh: bool = False) -> None:
         meta = prediction.metadata
@@ -516,6 +534,8 @@ class ExperimentRunner:
         base: dict[str, Any] = {
             "arm": arm.name, "view": av.view, "n": arm.n, "agent": arm.agent, "model": arm.model,
             "reasoning": arm.reasoning, "paragraphs": arm.paragraphs, "sandbox": options.sandbox, "isolated": isolated,
+            "sampling": {k: v for k, v in (("temperature", arm.temperature), ("seed", arm.seed),
+                                          ("max_tokens", arm.max_tokens)) if v is not None},
             "strategies": {"enrich": arm.enrich, "decompose": arm.decompose, "selectors": arm.selectors}}
         facts = ConfigFacts(agent=arm.agent, reads_ground_truth=bool(getattr(self._agent(arm), "uses_ground_truth",
                                                                                 False)),
@@ -643,9 +663,26 @@ def _headline(run_dir: Path, record: ConfigRecord) -> dict[str, Any]:
     return {"config": record.name, "summary": summary}
 
 
+def _resumable(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan without what a rerun may change: the run's budget (raised to continue a run)."""
+    copy = json.loads(json.dumps(plan))
+    copy.get("experiment", {}).get("limits", {}).pop("max_run_cost", None)
+    return copy
+
+
 def run_experiment(path: Path, run_dir: Path | None = None, executor: str | None = None,
-                   progress: Progress | None = None) -> RunOutcome:
+                   progress: Progress | None = None, instances: list[str] | None = None,
+                   limit: int | None = None) -> RunOutcome:
+    """``instances``/``limit``: run only these of the file's selection, or its first ``limit``."""
     experiment, plan, dataset = prepare(path)
+    if instances:
+        unknown = [i for i in instances if i not in plan.instances]
+        if unknown:
+            raise ExperimentError(f"--instance {unknown[0]!r} is not among the experiment's "
+                                  f"{len(plan.instances)} selected instances")
+        plan = plan.model_copy(update={"instances": [i for i in plan.instances if i in set(instances)]})
+    if limit is not None:
+        plan = plan.model_copy(update={"instances": plan.instances[:limit]})
     text = path.read_text(encoding="utf-8")  # prepare() validated it; the run keeps a verbatim copy
     run_dir = run_dir or Path("runs") / experiment.name
     return ExperimentRunner(experiment, plan, dataset, run_dir, executor, progress).run(text)
