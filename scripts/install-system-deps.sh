@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System packages the tests use: bubblewrap (the evaluator's no-network, read-only sandbox)
 # and docker.io (the optional `docker` sandbox backend; harness.sandbox.dockerd starts its
-# engine on demand, so no service is enabled here), and Node.js for cucumber-js.
+# engine on demand, so no service is enabled here), Node.js for cucumber-js and Debian's
+# chromium (the explorer's pages are screenshot-checked headless).
 # Idempotent and quiet; needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
@@ -10,6 +11,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 # cucumber-js (the second framework) runs on Node.js; machines here have Node 20 already
 command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+# the results explorer's pages are checked in a real headless browser (slow tests)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"

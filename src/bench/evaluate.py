@@ -454,6 +454,7 @@ def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: G
         mutant_timeouts=judgement.timeouts,
         fresh_fallbacks=judgement.fresh_runs,
         generated_api_calls=sorted(api),
+        surviving_kills=sorted(truth_kills - found),
         evaluation_seconds=round(seconds, 3),
         **extra,
     )

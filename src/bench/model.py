@@ -354,6 +354,8 @@ class InstanceResult(BaseModel):
     mutant_timeouts: int = 0
     fresh_fallbacks: int = 0
     generated_api_calls: list[str] = Field(default_factory=list)
+    surviving_kills: list[str] = Field(default_factory=list,
+                                       description="ground-truth kills this passing test missed (mutant ids)")
     rejected_paths: list[str] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list,
                                 description="tamper findings or disagreeing claims behind tampering/unstable")

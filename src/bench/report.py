@@ -129,6 +129,13 @@ class PairedRow(BaseModel):
     recall_p: float | None = Field(description="paired sign-flip, H1: B's mutant recall is higher")
 
 
+class InstanceRow(BaseModel):
+    """One instance across the configurations: its outcome in each (``pass·KC`` when kill-complete)."""
+
+    instance_id: str
+    cells: dict[str, str] = Field(default_factory=dict, description="config name → outcome")
+
+
 class Report(BaseModel):
     title: str
     runs: list[str]
@@ -137,6 +144,7 @@ class Report(BaseModel):
     unknown_cost: list[str] = Field(description="configs left off the frontier: no cost recorded")
     best_of_n: list[BestOfGroup]
     paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
+    instances: list[InstanceRow] = Field(default_factory=list)
     bootstrap: dict[str, Any]
     notes: list[str]
 
@@ -277,13 +285,22 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
     return Report(title=title, runs=sorted({c.run for c in configs}), configs=summaries,
                   frontier=pareto_frontier(points),  # type: ignore[arg-type]
                   unknown_cost=unknown, best_of_n=_best_of_n(summaries),
-                  paired=_paired(configs, resamples, seed),
+                  paired=_paired(configs, resamples, seed), instances=_instance_rows(configs),
                   bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project",
                              "level": 0.95},
                   notes=notes)
 
 
 MAX_PAIRS = 24
+
+
+def _instance_rows(configs: list[ConfigData]) -> list[InstanceRow]:
+    rows: dict[str, InstanceRow] = {}
+    for config in configs:
+        for result in config.results:
+            row = rows.setdefault(result.instance_id, InstanceRow(instance_id=result.instance_id))
+            row.cells[config.name] = result.outcome.value + ("·KC" if result.kill_complete else "")
+    return list(rows.values())
 
 
 def _paired(configs: list[ConfigData], resamples: int, seed: int) -> list[PairedRow]:
@@ -344,6 +361,7 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     numeric_from: int = 1  # columns from here on are right-aligned
+    links: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) → href, HTML only
 
 
 @dataclass
@@ -354,7 +372,7 @@ class Section:
     chart: str | None = None  # key of an SVG chart (HTML only)
 
 
-def _sections(report: Report) -> list[Section]:
+def _sections(report: Report, links: dict[tuple[str, str], str] | None = None) -> list[Section]:
     cs = report.configs
     sections = [Section("Configurations", tables=[Table(
         ["config", "arm", "view", "role", "n", "agent", "model", "paragraphs", "submittable"],
@@ -436,6 +454,18 @@ def _sections(report: Report) -> list[Section]:
                             _pvalue(r.pass_p), _diff(r.kc_difference), f"{r.kc_b_over_a} / {r.kc_a_over_b}",
                             _pvalue(r.kc_p), num(r.recall_difference), _pvalue(r.recall_p)] for r in report.paired],
                           numeric_from=2)]))
+    if report.instances:
+        names = [c.name for c in cs]
+        table = Table(["instance", *names], [[r.instance_id, *[r.cells.get(n, "—") for n in names]]
+                                            for r in report.instances], numeric_from=99)
+        table.links = {(i, j + 1): href for i, r in enumerate(report.instances) for j, n in enumerate(names)
+                       if (href := (links or {}).get((n, r.instance_id)))}
+        sections.append(Section(
+            "Per instance",
+            text=["Each instance's outcome in each configuration (·KC: kill-complete). In the HTML report an outcome "
+                  "opens the instance's page: the outcome ladder, the ground-truth kills the test missed as mutant "
+                  "diffs, the prompt, the trajectory and the submitted files (also `req2test show RUN INSTANCE`)."],
+            tables=[table]))
     if report.notes:
         sections.append(Section("Notes", text=list(report.notes)))
     return sections
@@ -654,14 +684,15 @@ p.meta{color:#666;font-size:.85rem}
 """.strip()
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, links: dict[tuple[str, str], str] | None = None) -> str:
+    """``links``: (config, instance) → href of the instance's explorer page (write_instance_pages)."""
     charts = {"pass": _chart_pass, "kc": _chart_kc, "outcomes": _chart_outcomes, "scatter": _chart_scatter}
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{_e(report.title)}</title>", f"<style>{CSS}</style></head><body>",
              f"<h1>{_e(report.title)}</h1>",
              (f'<p class="meta">Runs: {_e(", ".join(report.runs))}. Bootstrap: {report.bootstrap["resamples"]} '
              f'resamples, seed {report.bootstrap["seed"]}, clusters = {_e(report.bootstrap["cluster"])}.</p>')]
-    for section in _sections(report):
+    for section in _sections(report, links):
         parts.append(f"<h2>{_e(section.title)}</h2>")
         for text in section.text:
             parts.append(f"<p>{_e(text)}</p>")
@@ -672,10 +703,12 @@ def render_html(report: Report) -> str:
         for table in section.tables:
             parts.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in table.headers)
                          + "</tr></thead><tbody>")
-            for row in table.rows:
+            for r, row in enumerate(table.rows):
+                cells = [f'<a href="{_e(table.links[(r, i)])}">{_e(c)}</a>' if (r, i) in table.links else _e(c)
+                         for i, c in enumerate(row)]
                 parts.append("<tr>" + "".join(
-                    f'<td class="num">{_e(c)}</td>' if i >= table.numeric_from else f"<td>{_e(c)}</td>"
-                    for i, c in enumerate(row)) + "</tr>")
+                    f'<td class="num">{c}</td>' if i >= table.numeric_from else f"<td>{c}</td>"
+                    for i, c in enumerate(cells)) + "</tr>")
             parts.append("</tbody></table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -12,6 +12,7 @@ from rich.table import Table
 from bench.cli import console, fail, out
 from bench.compare import LABELS, compare, render_comparison_markdown
 from bench.formatting import pct, pp
+from bench.explorer import write_instance_pages
 from bench.report import build_report, render_html, render_markdown
 from bench.runs import RunsError, load_configs, select_config
 
@@ -124,7 +125,7 @@ def report_command(
         target.mkdir(parents=True, exist_ok=True)
         md, page = target / "report.md", target / "report.html"
         md.write_text(render_markdown(report), encoding="utf-8")
-        page.write_text(render_html(report), encoding="utf-8")
+        page.write_text(render_html(report, write_instance_pages(configs, target)), encoding="utf-8")
     except OSError as exc:
         raise fail(f"{target}: cannot write the report ({exc.strerror})") from None
     console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}", highlight=False)

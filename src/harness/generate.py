@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.dataset import load_dataset
+from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, Prediction
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
@@ -61,8 +62,7 @@ class GenerationRecord(BaseModel):
     seconds: float
 
 
-def safe_name(instance_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", instance_id)
+safe_name = instance_file_name  # where trajectories go is the explorer's to find: one spelling
 
 
 def load_agent(name: str, dataset_dir: Path) -> Agent:

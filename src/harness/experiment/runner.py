@@ -604,9 +604,13 @@ class ExperimentRunner:
             from bench.runs import load_configs
         except ImportError:
             return []
-        report = build_report(load_configs(self.run_dir), title=f"req2test run: {self.plan.name}")
+        from bench.explorer import write_instance_pages
+
+        configs = load_configs(self.run_dir)
+        report = build_report(configs, title=f"req2test run: {self.plan.name}")
+        links = write_instance_pages(configs, self.run_dir)
         (self.run_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
-        (self.run_dir / "report.html").write_text(render_html(report), encoding="utf-8")
+        (self.run_dir / "report.html").write_text(render_html(report, links), encoding="utf-8")
         return [str(self.run_dir / "report.md"), str(self.run_dir / "report.html")]
 
 

@@ -1,0 +1,95 @@
+"""``req2test show``: the results explorer in the terminal."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from bench.cli import fail, out
+from bench.explorer import instance_page
+from bench.formatting import num
+from bench.runs import RunsError, load_configs, select_config, split_selection
+
+STATUS = {"passed": "[green]passed[/]", "failed": "[bold red]failed[/]", "not reached": "[dim]not reached[/]",
+          "not judged": "[dim]not judged[/]"}
+
+
+def show_command(
+    run: Annotated[str, typer.Argument(help="A run directory, or RUN:CONFIG for one configuration of it.")],
+    instance: Annotated[str | None, typer.Argument(help="An instance id: its whole page instead of the list.")] = None,
+    trajectory: Annotated[bool, typer.Option(help="With INSTANCE: print the agent's trajectory too.")] = False,
+) -> None:
+    """Why each instance came out as it did.
+
+    Without INSTANCE: every instance of every configuration (or of RUN:CONFIG) with its
+    outcome, kill-completeness and the ground-truth kills it missed. With INSTANCE: its
+    outcome ladder, the evaluator's detail, the missed kills as mutant diffs (file:line,
+    original → replacement), the submitted files and the prompt (--trajectory for every step).
+    The HTML report (`req2test report`) links the same page for each instance.
+
+    Examples:
+
+      req2test show runs/ab
+
+      req2test show runs/ab:plain@th tinyshop/features/cart.feature:13 --trajectory
+    """
+    try:
+        path, name = split_selection(run)
+        configs = [select_config(run)] if name is not None else load_configs(path)
+    except RunsError as exc:
+        raise fail(str(exc)) from None
+    if instance is None:
+        for config in configs:
+            table = Table(title=escape(config.name), title_justify="left")
+            table.add_column("instance", overflow="fold")  # ids are what `show RUN INSTANCE` takes: never cut
+            for column in ("outcome", "KC", "recall", "kills"):
+                table.add_column(column, no_wrap=True)
+            table.add_column("detail", overflow="fold")
+            for result in config.results:
+                table.add_row(escape(result.instance_id), escape(result.outcome.value),
+                              "yes" if result.kill_complete else "no", num(result.mutant_recall, 2),
+                              f"{result.generated_kills}/{result.ground_truth_kills}", escape(result.detail[:120]))
+            out.print(table)
+        return
+    shown = 0
+    for config in configs:
+        try:
+            page = instance_page(config, instance)
+        except KeyError:
+            continue
+        shown += 1
+        _print_page(page, trajectory)
+    if not shown:
+        raise fail(f"no instance {instance!r} in {run} (req2test show {run} lists them)")
+
+
+def _print_page(page, trajectory: bool) -> None:
+    out.rule(f"{escape(page.instance_id)} · {escape(page.config)}")
+    out.print(f"outcome: [bold]{escape(page.outcome)}[/]" + (f" (agent ended: {escape(page.end_reason)})"
+                                                             if page.end_reason else ""))
+    out.print("ladder: " + " → ".join(f"{r.stage} {STATUS[r.status]}" for r in page.ladder))
+    if page.detail:
+        out.print(f"detail: {escape(page.detail)}", soft_wrap=True)
+    for item in page.evidence:
+        out.print(f"evidence: {escape(item)}", soft_wrap=True)
+    out.print("scores: " + ", ".join(f"{k} {'—' if v is None else v}" for k, v in page.metrics.items()))
+    total = len(page.missed) + page.missed_unknown
+    out.print(f"[bold]missed ground-truth kills: {total}[/]")
+    for m in page.missed:
+        out.print(f"  {m.location} in {escape(m.function)} ({m.operator}): [red]{escape(m.original)}[/] → "
+                  f"[green]{escape(m.replacement)}[/]", soft_wrap=True, highlight=False)
+    for path, text in sorted(page.files.items()):
+        out.rule(f"file {escape(path)}", style="dim")
+        out.print(text, markup=False, highlight=False)
+    for event in page.prompt:
+        out.rule(f"prompt: {event.kind}", style="dim")
+        out.print(event.text, markup=False, highlight=False)
+    if trajectory:
+        for event in page.trajectory:
+            out.rule(escape(event.kind), style="dim")
+            out.print(event.text, markup=False, highlight=False)
+    elif page.trajectory:
+        out.print(f"[dim]{len(page.trajectory)} trajectory events: add --trajectory ({page.trajectory_file})[/]")
