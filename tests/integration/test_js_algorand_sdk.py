@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -42,14 +43,22 @@ def js_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # CI's time: Stryker over the whole SDK takes ~40 min on two cores (the generated model
     # classes alone are half of it); here it mutates a slice (ABI, mnemonics, source maps,
     # addresses), the full scope is the README's figure
+    # and builds the scenarios of the features that exercise that slice (CI_TAGS): the whole unit
+    # suite gives 114 instances from 190 scenarios (README), ~25 min of CI's 90 alone
     settings = project / "req2test.toml"
-    settings.write_text(settings.read_text().replace('production = ["src"]', f"production = {json.dumps(SLICE)}"))
+    text = settings.read_text().replace('production = ["src"]', f"production = {json.dumps(SLICE)}")
+    text = re.sub(r"(?m)^tags = \[.*\]$", f"tags = {json.dumps(CI_TAGS)}", text)
+    assert f"tags = {json.dumps(CI_TAGS)}" in text
+    settings.write_text(text)
     out = base / "dataset"
     build_dataset(str(project), out, BuildOptions(name="js-algorand-sdk"))
     return out
 
 
 SLICE = ["src/abi", "src/mnemonic", "src/logic", "src/encoding/address.ts"]
+CI_TAGS = ["unit.abijson", "unit.abijson.byname", "unit.offline", "unit.atomic_transaction_composer",
+           "unit.atc_method_args", "unit.tealsign", "unit.sourcemapv2", "unit.transactions",
+           "unit.transactions.keyreg", "unit.transactions.payment", "unit.feetest", "unit.rekey"]
 
 
 def test_js_algorand_sdk_builds_with_mutants_and_fresh_agreement(js_dataset: Path) -> None:
@@ -57,14 +66,14 @@ def test_js_algorand_sdk_builds_with_mutants_and_fresh_agreement(js_dataset: Pat
     assert dataset.verify() == []
     project = dataset.card.projects[0]
     assert (project.name, project.version, project.runner) == ("js-algorand-sdk", "3.5.2", "cucumber-js 12.9.0")
-    assert project.instances >= 100, project.exclusions
+    assert project.instances >= 30, project.exclusions
     gold = dataset.load_gold()
     # all 335 step definitions live in one steps.js: test implementations are statements of it
     assert {f.path for g in gold.values() for f in g.closure} == {"tests/cucumber/steps/steps.js"}
     assert project.production == SLICE
     mutation = dataset.card.mutation
     assert mutation["mutants"] > 500
-    assert mutation["scorable_instances"] >= 20
+    assert mutation["scorable_instances"] >= 10
     fresh = mutation["fresh_check"]
     assert fresh["sampled"] >= 50 and fresh["agree"] == fresh["sampled"], fresh["disagreements"]
 

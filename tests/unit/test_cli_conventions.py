@@ -53,22 +53,20 @@ def test_every_command_has_examples_in_its_help() -> None:
         assert "Example" in (command.help or ""), f"{name} --help has no example"
 
 
-def test_progress_logs_lines_when_the_output_is_not_a_terminal() -> None:
+def test_progress_logs_lines_when_the_output_is_not_a_terminal(monkeypatch) -> None:
+    from rich.console import Console
+
     from bench import cli
 
     buffer = io.StringIO()
-    original = cli.console.file
-    cli.console.file = buffer
-    try:
-        progress = cli.progress_for(quiet=False)
-        assert isinstance(progress, cli.LineProgress)  # pytest's stderr is not a terminal
-        progress.stage("scenarios in isolation", 20)
-        for _ in range(20):
-            progress.advance()
-        progress.stage("positive/negative validation", 3)
-        progress.close()
-    finally:
-        cli.console.file = original
+    monkeypatch.setattr(cli, "console", Console(file=buffer, width=200))  # never pin the shared console's stream
+    progress = cli.progress_for(quiet=False)
+    assert isinstance(progress, cli.LineProgress)  # pytest's stderr is not a terminal
+    progress.stage("scenarios in isolation", 20)
+    for _ in range(20):
+        progress.advance()
+    progress.stage("positive/negative validation", 3)
+    progress.close()
     lines = buffer.getvalue().splitlines()
     assert lines[0] == "scenarios in isolation: started, 20 to do"
     assert sum(1 for line in lines if line.startswith("scenarios in isolation: ") and " after " in line) == 10
