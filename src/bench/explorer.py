@@ -102,7 +102,7 @@ def dataset_of(config: ConfigData) -> Path | None:
 def _trajectory_file(config: ConfigData, instance_id: str, candidate: int) -> Path | None:
     name = instance_file_name(instance_id)
     record = config.record
-    places = [Path(config.run) / "generations" / f"{record.arm}@{record.view}" / f"c{candidate}" / "trajectories" / name,
+    places = [Path(config.run) / "generations" / record.generations / f"c{candidate}" / "trajectories" / name,
               Path(config.directory) / "trajectories" / name / f"c{candidate}",
               Path(config.directory) / "trajectories" / name,
               Path(config.directory).parent / "trajectories" / name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,6 +130,19 @@ class PairedRow(BaseModel):
     recall_p: float | None = Field(description="paired sign-flip, H1: B's mutant recall is higher")
 
 
+class EpochRow(BaseModel):
+    """One configuration over an experiment's epochs: each replicate's rate, their mean and spread."""
+
+    name: str = Field(description="the configuration without its #eK")
+    epochs: int
+    pass_at_1: list[float | None]
+    kill_complete_at_1: list[float | None]
+    pass_mean: float | None
+    pass_sd: float | None
+    kc_mean: float | None
+    kc_sd: float | None
+
+
 class InstanceRow(BaseModel):
     """One instance across the configurations: its outcome in each (``pass·KC`` when kill-complete)."""
 
@@ -145,6 +159,7 @@ class Report(BaseModel):
     best_of_n: list[BestOfGroup]
     paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
     instances: list[InstanceRow] = Field(default_factory=list)
+    epochs: list[EpochRow] = Field(default_factory=list)
     bootstrap: dict[str, Any]
     notes: list[str]
 
@@ -286,12 +301,42 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
                   frontier=pareto_frontier(points),  # type: ignore[arg-type]
                   unknown_cost=unknown, best_of_n=_best_of_n(summaries),
                   paired=_paired(configs, resamples, seed), instances=_instance_rows(configs),
+                  epochs=_epochs(summaries, configs),
                   bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project",
                              "level": 0.95},
                   notes=notes)
 
 
 MAX_PAIRS = 24
+
+
+def _epochs(summaries: list[ConfigSummary], configs: list[ConfigData]) -> list[EpochRow]:
+    families: dict[str, list[ConfigSummary]] = defaultdict(list)
+    for summary, config in zip(summaries, configs):
+        if config.record.epoch is not None:
+            families[re.sub(r"#e\d+", "", summary.name)].append(summary)
+    rows = []
+    for name, members in families.items():
+        passes = [m.pass_at_1.value for m in members]
+        kcs = [m.kill_complete_at_1.value for m in members]
+        rows.append(EpochRow(name=name, epochs=len(members), pass_at_1=passes, kill_complete_at_1=kcs,
+                             pass_mean=_mean_of(passes), pass_sd=_sd_of(passes), kc_mean=_mean_of(kcs),
+                             kc_sd=_sd_of(kcs)))
+    return rows
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return _r(sum(known) / len(known)) if known else None
+
+
+def _sd_of(values: list[float | None]) -> float | None:
+    """Sample standard deviation across epochs (None below two)."""
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return None
+    mean = sum(known) / len(known)
+    return _r(math.sqrt(sum((v - mean) ** 2 for v in known) / (len(known) - 1)))
 
 
 def _instance_rows(configs: list[ConfigData]) -> list[InstanceRow]:
@@ -308,17 +353,17 @@ def _paired(configs: list[ConfigData], resamples: int, seed: int) -> list[Paired
     from bench.compare import compare
 
     pairs: list[tuple[ConfigData, ConfigData]] = []
-    first_arm: dict[str | None, ConfigData] = {}
-    singles = {(c.record.arm, c.record.view): c for c in configs if c.record.role == "single"}
+    first_arm: dict[tuple[str | None, int | None], ConfigData] = {}  # per view and epoch
+    singles = {(c.record.arm, c.record.view, c.record.epoch): c for c in configs if c.record.role == "single"}
     for config in configs:
         record = config.record
         if record.role == "arm":
-            if record.view in first_arm:
-                pairs.append((first_arm[record.view], config))
+            if (record.view, record.epoch) in first_arm:
+                pairs.append((first_arm[(record.view, record.epoch)], config))
             else:
-                first_arm[record.view] = config
-        elif record.role == "selector" and (record.arm, record.view) in singles:
-            pairs.append((singles[(record.arm, record.view)], config))
+                first_arm[(record.view, record.epoch)] = config
+        elif record.role == "selector" and (record.arm, record.view, record.epoch) in singles:
+            pairs.append((singles[(record.arm, record.view, record.epoch)], config))
     rows = []
     for a, b in pairs[:MAX_PAIRS]:
         if not {r.instance_id for r in a.results} & {r.instance_id for r in b.results}:
@@ -454,6 +499,18 @@ def _sections(report: Report, links: dict[tuple[str, str], str] | None = None) -
                             _pvalue(r.pass_p), _diff(r.kc_difference), f"{r.kc_b_over_a} / {r.kc_a_over_b}",
                             _pvalue(r.kc_p), num(r.recall_difference), _pvalue(r.recall_p)] for r in report.paired],
                           numeric_from=2)]))
+    if report.epochs:
+        sections.append(Section(
+            "Epochs",
+            text=["Configurations run as independent replicates (the experiment's epochs): each epoch's rate, the "
+                  "mean over epochs and the sample standard deviation between them — the spread a single run "
+                  "cannot show."],
+            tables=[Table(["config", "epochs", "Pass@1 per epoch", "mean", "sd", "KC@1 per epoch", "mean", "sd"],
+                          [[r.name, str(r.epochs), " ".join(pct(v) for v in r.pass_at_1), pct(r.pass_mean),
+                            pp(r.pass_sd).replace("+", "±") if r.pass_sd is not None else "—",
+                            " ".join(pct(v) for v in r.kill_complete_at_1), pct(r.kc_mean),
+                            pp(r.kc_sd).replace("+", "±") if r.kc_sd is not None else "—"] for r in report.epochs],
+                          numeric_from=1)]))
     if report.instances:
         names = [c.name for c in cs]
         table = Table(["instance", *names], [[r.instance_id, *[r.cells.get(n, "—") for n in names]]

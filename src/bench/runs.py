@@ -37,6 +37,7 @@ class ConfigRecord(BaseModel):
     name: str
     arm: str = ""
     view: Literal["th", "ah"] | None = None
+    epoch: int | None = Field(None, description="1-based replicate when the experiment ran several epochs")
     role: Literal["arm", "single", "selector"] = "arm"
     selector: str | None = None
     n: int = 1
@@ -49,6 +50,11 @@ class ConfigRecord(BaseModel):
     sandbox: str | None = None
     isolated: bool = False
     submission_refusals: list[str] = Field(default_factory=list)
+
+    @property
+    def generations(self) -> str:
+        """The directory under RUN/generations its candidates came from (``arm@view[#eK]``)."""
+        return f"{self.arm}@{self.view}" + (f"#e{self.epoch}" if self.epoch is not None else "")
 
     @classmethod
     def from_name(cls, name: str, data: dict[str, Any] | None = None) -> ConfigRecord:

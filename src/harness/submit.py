@@ -113,7 +113,7 @@ def build_bundle(run_dir: Path, out_dir: Path, configs: list[str] | None = None)
         if len(results) != len(plan["instances"]):
             raise SubmissionError(f"{name}: {len(results)} of {len(plan['instances'])} instances evaluated; "
                                   "finish the run first")
-        generations = run_dir / "generations" / f"{record.arm}@{record.view}"
+        generations = run_dir / "generations" / record.generations
         with open(target / "ledger.jsonl", "w", encoding="utf-8") as ledger:
             ledger.writelines(part.read_text(encoding="utf-8") for part in sorted(generations.glob("**/*ledger.jsonl")))
         for candidate in sorted(generations.glob("c*/trajectories")):

@@ -156,6 +156,28 @@ def test_run_budget_limit_and_sampling(example_dataset: Path, tmp_path: Path) ->
     assert [c["summary"]["n"] for c in small.configs] == [1]
 
 
+def test_epochs_are_independent_replicates_aggregated_in_the_report(example_dataset: Path, tmp_path: Path) -> None:
+    from harness.experiment.runner import run_experiment
+
+    path = _write(tmp_path, example_dataset, [{"name": "o", "agent": "oracle"}, {"name": "z", "agent": "none"}],
+                  epochs=2)
+    two = IDS[:2]
+    outcome = run_experiment(path, tmp_path / "run", instances=two)
+    assert sorted(c["config"] for c in outcome.configs) == ["o@th#e1", "o@th#e2", "z@th#e1", "z@th#e2"]
+    assert outcome.generated == 2 * 2 * len(two)  # each epoch draws its own generations: none from the cache
+    record = json.loads((tmp_path / "run/configs/o@th#e2/config.json").read_text())
+    assert (record["arm"], record["view"], record["epoch"]) == ("o", "th", 2)
+    assert (tmp_path / "run/generations/o@th#e2/c1/predictions.jsonl").is_file()
+    report = (tmp_path / "run/report.md").read_text()
+    assert "## Epochs" in report
+    assert "| o@th | 2 | 100.0% 100.0% | 100.0% | ±0.0 pp | 100.0% 100.0% | 100.0% | ±0.0 pp |" in report
+    # paired tests stay within an epoch: z against o in each, never e2 against e1
+    import re
+
+    assert re.search(r"\| o@th#e1 \| z@th#e1 \| \d+ \|", report) and re.search(r"\| o@th#e2 \| z@th#e2 \| \d+ \|", report)
+    assert not re.search(r"\| o@th#e1 \| o@th#e2 \| \d+ \|", report)
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.is_file() else []
 

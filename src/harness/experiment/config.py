@@ -138,6 +138,8 @@ class Experiment(_Strict):
     sandbox: str = "default"
     executor: str = "local"
     replicate: int = Field(0, ge=0, description="change it to draw fresh generations instead of cached ones")
+    epochs: int = Field(1, ge=1, le=50, description="independent replicates of every arm (configs NAME#eK), "
+                        "aggregated in the report")
     cache: bool = True
     limits: Limits = Field(default_factory=Limits)
     evaluation: Evaluation = Field(default_factory=Evaluation)

@@ -61,10 +61,15 @@ class BudgetReached(ExperimentError):
 class ArmView(BaseModel):
     arm: Arm
     view: Literal["th", "ah"]
+    epoch: int | None = Field(None, description="0-based replicate of the arm when the experiment has epochs > 1")
 
     @property
     def name(self) -> str:
-        return f"{self.arm.name}@{self.view}"
+        return f"{self.arm.name}@{self.view}" + (f"#e{self.epoch + 1}" if self.epoch is not None else "")
+
+    def key_parts(self) -> dict[str, Any]:
+        """What tells this replicate's generations apart in the cache (nothing for a single epoch)."""
+        return {"epoch": self.epoch} if self.epoch is not None else {}
 
 
 class ExperimentPlan(BaseModel):
@@ -296,7 +301,10 @@ class ExperimentRunner:
         try:
             for arm in self.experiment.arms:
                 for view in self.experiment.views:
-                    records += self._run_arm(ArmView(arm=arm, view=view), executor)
+                    epochs = self.experiment.epochs
+                    for epoch in range(epochs):
+                        records += self._run_arm(ArmView(arm=arm, view=view, epoch=epoch if epochs > 1 else None),
+                                                 executor)
         finally:
             executor.close()
             if self.provider is not None:
@@ -362,6 +370,7 @@ class ExperimentRunner:
                         self._count_done(done[k][instance_id])
                         continue
                     key = self._key("generation", options, arm=arm.name, instance=instance_id, candidate=k,
+                                    **av.key_parts(),
                                     enriched=enriched.get(instance_id), decompose=arm.decompose,
                                     prerequisites=[p.model_dump() for p in prereqs])
                     units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir / f"c{k}"),
@@ -421,7 +430,8 @@ class ExperimentRunner:
         done = dict(Journal(path, EnrichmentOutcome, key=lambda outcome: outcome.instance_id).done)
         units = [EnrichmentUnit(dataset_dir=self.plan.dataset_dir, instance_id=i, view=av.view, options=options,
                                 ledger_path=str(path.with_name("enrichment-ledger.jsonl")),
-                                key=self._key("enrichment", options, arm=av.arm.name, instance=i), use_cache=self.experiment.cache)
+                                key=self._key("enrichment", options, arm=av.arm.name, instance=i, **av.key_parts()),
+                                use_cache=self.experiment.cache)
                  for i in ids if i not in done]
         self.progress.stage(f"enrich {av.name}", len(ids))
         for _ in done:
@@ -532,7 +542,8 @@ class ExperimentRunner:
         policy = load_policy(options.sandbox)
         isolated = policy.backend != "local"
         base: dict[str, Any] = {
-            "arm": arm.name, "view": av.view, "n": arm.n, "agent": arm.agent, "model": arm.model,
+            "arm": arm.name, "view": av.view, "epoch": None if av.epoch is None else av.epoch + 1,
+            "n": arm.n, "agent": arm.agent, "model": arm.model,
             "reasoning": arm.reasoning, "paragraphs": arm.paragraphs, "sandbox": options.sandbox, "isolated": isolated,
             "sampling": {k: v for k, v in (("temperature", arm.temperature), ("seed", arm.seed),
                                           ("max_tokens", arm.max_tokens)) if v is not None},
