@@ -135,9 +135,16 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
     if progress is not None:
         progress.stage(f"generate ({options.agent})", len(todo))
     journal_lock = threading.Lock()
+    stop = threading.Event()  # a refused provider refuses every later generation: none may start
 
-    def one(instance_id: str) -> GenerationRecord:
-        record = _generate_one(ds, instance_id, agent, options, policy, run_dir, journal_lock)
+    def one(instance_id: str) -> GenerationRecord | None:
+        if stop.is_set():
+            return None
+        try:
+            record = _generate_one(ds, instance_id, agent, options, policy, run_dir, journal_lock)
+        except BaseException:
+            stop.set()
+            raise
         if progress is not None:
             with journal_lock:
                 progress.advance()
@@ -147,7 +154,8 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
         futures = [pool.submit(one, instance_id) for instance_id in todo]
         try:
             for future in futures:  # in submission order: the first failure is the earliest instance's
-                records.append(future.result())
+                if (record := future.result()) is not None:
+                    records.append(record)
         except BaseException:
             for future in futures:
                 future.cancel()  # nothing new starts; running generations finish and are journaled
