@@ -1,6 +1,6 @@
 """``req2test demo`` end to end: the paragraph A/B is significant, the control is not, best-of-3 with the oracle
 never scores below its single candidate, the report is one self-contained page, and submission refuses
-what the evaluator steered."""
+what the evaluator steered or a scripted provider answered."""
 
 from __future__ import annotations
 
@@ -66,11 +66,11 @@ def test_demo(example_dataset: Path, tmp_path: Path) -> None:
     assert "<svg" in html and not re.search(r"""(src|href)=["']https?:""", html)
     assert "Pareto" in (out / "ab/report.md").read_text()
 
-    with pytest.raises(SubmissionError, match="oracle"):
-        build_bundle(out / "ab", tmp_path / "bundle")
-    manifest = build_bundle(out / "ab", tmp_path / "bundle", ["plain@th", "grounded@th"])
-    assert [c.paragraphs for c in manifest.configurations] == [[], ["grounding"]]
-    assert (tmp_path / "bundle/configs/grounded@th/trajectories").is_dir()
+    # the demo's "model" is a scripted provider: nothing of it may be submitted, whatever the arm
+    with pytest.raises(SubmissionError, match="grounded@th: the model's answers came from a scripted provider"):
+        build_bundle(out / "ab", tmp_path / "bundle", ["plain@th", "grounded@th"])
+    refusals = json.loads((out / "ab/configs/grounded-best-of-3@th~oracle/config.json").read_text())
+    assert "selector oracle — the evaluator chose among candidates" in refusals["submission_refusals"]
 
     # a rerun resumes: nothing is generated again
     again = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(out / "ab.yaml"), "-o", str(out / "ab"),
