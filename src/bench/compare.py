@@ -113,10 +113,6 @@ def _interval(rows: list[dict[str, Any]], metric: Any, resamples: int, seed: int
                     ci_high=_round(interval and interval[1]))
 
 
-def _round(value: float | None) -> float | None:
-    return round(value, 6) if value is not None else None
-
-
 def _binary(metric: str, a: list[bool], b: list[bool]) -> BinaryTest:
     forward = mcnemar_exact_one_sided(b, a)  # the helper's H1 is "first argument better"
     reverse = mcnemar_exact_one_sided(a, b)

@@ -247,15 +247,13 @@ def write_instance_pages(configs: list[ConfigData], out_dir: Path, report_name: 
     """One page per (configuration, instance) under ``out_dir/instances``; hrefs relative to out_dir."""
     links: dict[tuple[str, str], str] = {}
     for config in configs:
-        mutants: dict[str, dict[str, Mutant]] = {}
+        mutants: dict[str, dict[str, Mutant]] = {}  # a project's manifest, read once, when a page needs it
         folder = out_dir / "instances" / config_dir_name(config.name)  # as under RUN/configs
         folder.mkdir(parents=True, exist_ok=True)
         for result in config.results:
-            if result.project not in mutants:
-                mutants[result.project] = load_mutants(config, result) if result.surviving_kills else {}
-            elif result.surviving_kills and not mutants[result.project]:
+            if result.surviving_kills and result.project not in mutants:
                 mutants[result.project] = load_mutants(config, result)
-            page = instance_page(config, result.instance_id, mutants[result.project])
+            page = instance_page(config, result.instance_id, mutants.get(result.project, {}))
             target = folder / f"{instance_file_name(result.instance_id)}.html"
             target.write_text(render_instance_html(page, back=f"../../{report_name}"), encoding="utf-8")
             links[(config.name, result.instance_id)] = target.relative_to(out_dir).as_posix()
