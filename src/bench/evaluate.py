@@ -358,21 +358,24 @@ def _evaluate_own(judge: Any, instances: list[Instance], gold: dict[str, GoldTes
                   predictions: dict[str, Prediction], problems: dict[str, str], journal: Journal,
                   options: EvaluateOptions, progress: Any) -> None:
     """The instances of a project whose framework judges them itself (``Framework.evaluation``);
-    the same journal, prechecks and scoring, coverage not measured."""
+    the same journal, prechecks and scoring. A judge that ``traces`` puts the prediction's
+    covered lines and API keys in its judgements' trace (``coverage``, ``api``)."""
+    traces = bool(getattr(judge, "traces", False))
+    measured = 0.0 if traces else None
 
     def one(inst: Instance) -> None:
         prediction = predictions.get(inst.id)
         problem = problems.get(inst.id)
         if problem is not None or prediction is None:
             result = _empty_result(inst, Outcome.generation_failure, problem or NO_PREDICTION,
-                                   gold.get(inst.id), coverage=None)
+                                   gold.get(inst.id), coverage=measured)
         elif rejected := judge.rejections(prediction.files):
             result = _empty_result(inst, Outcome.generation_failure, INVALID_SUBMISSION + rejected[0],
-                                   gold[inst.id], coverage=None, rejected_paths=rejected[:50],
+                                   gold[inst.id], coverage=measured, rejected_paths=rejected[:50],
                                    metadata=prediction.metadata)
         elif not any(content.strip() for content in prediction.files.values()):
             result = _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty file)",
-                                   gold[inst.id], coverage=None, metadata=prediction.metadata)
+                                   gold[inst.id], coverage=measured, metadata=prediction.metadata)
         else:
             started = time.monotonic()
             try:
@@ -380,7 +383,8 @@ def _evaluate_own(judge: Any, instances: list[Instance], gold: dict[str, GoldTes
             except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
                 judgement = Judgement(Outcome.infrastructure_failure,
                                       f"evaluator error: {type(exc).__name__}: {exc}"[:300])
-            result = _score(inst, prediction, judgement, gold[inst.id], None, time.monotonic() - started)
+            result = _score(inst, prediction, judgement, gold[inst.id], None, time.monotonic() - started,
+                            traced=traces)
         journal.append(result)
         if progress is not None:
             progress.advance()
@@ -424,16 +428,19 @@ def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None
 
 
 def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest,
-           index: ProductionIndex | None, seconds: float) -> InstanceResult:
-    """``index`` None: the framework traces neither calls nor coverage (both metrics None)."""
+           index: ProductionIndex | None, seconds: float, traced: bool = False) -> InstanceResult:
+    """Calls and coverage come from behave's trace through ``index``, or, ``traced``, as a
+    framework's own judge measured them (trace ``api``: declaration keys, ``coverage``);
+    neither: both metrics None."""
+    traced = traced or index is not None
     extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation}
     if judgement.outcome is not Outcome.passed:
         result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata,
-                               coverage=0.0 if index is not None else None, **extra)
+                               coverage=0.0 if traced else None, **extra)
         return result.model_copy(update={"evaluation_seconds": round(seconds, 3)})
     trace = judgement.trace
     truth_kills = set(gold.kills)
-    api = generated_api(trace, index) if index is not None else set()
+    api = generated_api(trace, index) if index is not None else {str(k) for k in trace.get("api", [])}
     # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it;
     # the verdict process counted only detections that reproduced.
     found = judgement.kills
@@ -444,7 +451,7 @@ def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: G
         metadata=prediction.metadata,
         api_f1=f1(api, set(gold.api_calls)) if gold.api_calls else None,
         coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines))
-        if index is not None else None,
+        if traced else None,
         mutant_recall=mut_recall,
         kill_complete=bool(truth_kills) and mut_recall == 1.0,
         kill_complete_relaxed=bool(truth_kills) and (mut_recall or 0.0) >= 0.95,

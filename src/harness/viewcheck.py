@@ -74,10 +74,13 @@ def check_views(ds: Dataset, policy: SandboxPolicy, instance_ids: list[str] | No
                 progress(index + 1, len(ids))
         opened = open_instance_sandbox(ds, ids[0], "ah", policy, work / "ah")
         try:
-            imports = opened.sandbox.exec(["python", "-c", "import " + ",".join(
-                sorted({Path(p).name.removesuffix('.py') for p in ds.card.projects[0].production}))], env=opened.env)
             dry = opened.sandbox.exec([opened.framework.interpreter, *opened.framework.dry_run_command(ds.card.projects[0].features_dir)],
                                       env=opened.env)
+            # behave imports the package itself only when a step does; cucumber-js's dry run
+            # loads every support file and so every production module they require
+            imports = opened.sandbox.exec(["python", "-c", "import " + ",".join(
+                sorted({Path(p).name.removesuffix('.py') for p in ds.card.projects[0].production}))],
+                env=opened.env) if opened.framework.interpreter == "python" else dry
             initializes = "Traceback" not in dry.stderr.split("You can implement")[0]
             kept = len(opened.view.manifest.kept_import_time)
         finally:

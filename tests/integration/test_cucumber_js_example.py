@@ -54,6 +54,27 @@ def test_the_example_builds_at_step_definition_granularity(cart_dataset: Path) -
     assert fresh["agree"] == fresh["sampled"], fresh["disagreements"]
 
 
+def test_the_example_has_target_interfaces_api_calls_and_coverage(cart_dataset: Path) -> None:
+    """From V8's coverage of the traced run and the names the step definitions call."""
+    dataset = load_dataset(cart_dataset)
+    gold = dataset.load_gold()
+    removal = dataset.instance("cartjs/features/cart.feature:18")
+    assert [(g.declaring_type, [d.qualname for d in g.declarations]) for g in removal.target_interfaces] == \
+        [("Cart", ["Cart.remove", "Cart.count"])]
+    assert gold[removal.id].api_calls == ["src/cart.js:Cart.add", "src/cart.js:Cart.constructor",
+                                          "src/cart.js:Cart.count", "src/cart.js:Cart.remove"]
+    # remove() ran, subtotal() did not: its body's lines are not covered
+    cart = (cart_dataset / dataset.card.projects[0].snapshot / "src" / "cart.js").read_text().splitlines()
+    covered = set(gold[removal.id].covered_lines["src/cart.js"])
+    remove_body = next(n for n, line in enumerate(cart, 1) if "const before" in line)
+    subtotal_body = next(n for n, line in enumerate(cart, 1) if "sum + item.price" in line)
+    assert remove_body in covered and subtotal_body not in covered
+    # the target-hidden view: the targets; add() and the constructor run in most instances (shared)
+    assert [s.qualname for s in removal.view.target_hidden] == ["Cart.remove", "Cart.count"]
+    discounts = dataset.instance("cartjs/features/discounts.feature:4")
+    assert [d.qualname for g in discounts.target_interfaces for d in g.declarations] == ["total"]
+
+
 def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     sets = calibration_predictions(cart_dataset)
     results = {}
@@ -68,8 +89,11 @@ def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     assert results["empty"]["mutant_recall"]["value"] == 0.0
     assert results["empty"]["kill_complete_at_1"]["value"] == 0.0
     rows = [json.loads(line) for line in (tmp_path / "oracle" / "results.jsonl").read_text().splitlines()]
-    assert all(r["coverage_jaccard"] is None and r["confirmation"]["reproduced_kills"] == min(5, r["generated_kills"])
-               for r in rows)
+    assert all(r["confirmation"]["reproduced_kills"] == min(5, r["generated_kills"]) for r in rows)
+    # calls and coverage measured as the builder measured the ground truth's
+    assert all(r["api_f1"] == 1.0 and r["coverage_jaccard"] == 1.0 for r in rows), rows
+    assert results["empty"]["api_f1"]["value"] == 0.0
+    assert 0.0 < results["empty"]["coverage_jaccard"]["value"] < 0.5  # only what loading the modules runs
 
 
 def _judge(cart_dataset: Path, tmp_path: Path, files: dict[str, str]) -> dict:

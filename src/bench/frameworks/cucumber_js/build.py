@@ -32,10 +32,25 @@ from typing import Any
 
 from bench.builder.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates, validation_verdicts
 from bench.builder.relations import RelationInput, compute_relations
+from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
 from bench.frameworks.cucumber_js.framework import CUCUMBER_VERSION, STRYKER_VERSION, fresh_verdict
+from bench.frameworks.cucumber_js.interfaces import (
+    ScenarioCalls,
+    hidden_declarations,
+    interface_groups,
+    scenario_calls,
+)
 from bench.frameworks.cucumber_js.language import make_mutant, production_files
-from bench.frameworks.cucumber_js.runner import CucumberRun, link_tree, run_cucumber, step_files, warm_compile_cache
+from bench.frameworks.cucumber_js.runner import (
+    PROJECT_MOUNT,
+    CucumberRun,
+    link_tree,
+    run_cucumber,
+    step_files,
+    warm_compile_cache,
+)
 from bench.frameworks.cucumber_js.testside import StepSite, TestSideJs
+from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, read_coverage
 from bench.isolation import IsolationError, resolve_mode, wrap
 from bench.model import (
     ClosureFile,
@@ -92,29 +107,44 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
             raise BuildError(f"{source.root}: cucumber.json's default profile names no step files (require/import)")
         side = TestSideJs(work, files)
         cache = warm_compile_cache(work, source.features_dir, tmp / "tsx-cache", tmp / "out" / "warm", isolation)
+        production = production_files(work, list(source.production))
+        declarations = ProductionDeclarations(work, production)
+        # what runs while the suite loads (a dry run loads every support file and what they
+        # require): a view that hid it would break loading
+        load_out = tmp / "out" / "load"
+        run_cucumber(work, [source.features_dir], load_out, timeout=options.timeout, isolation=isolation,
+                     extra_args=["--dry-run"], env=coverage_env(load_out), compile_cache=cache)
+        load_time = {d.key for d in declarations.ran(
+            read_coverage(load_out / "v8", [str(work), PROJECT_MOUNT], set(production), work).functions)}
     with timer("parse"):
         candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
             work, source, project, framework, options)
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
-    def run(tree: Path, cand: Candidate, tag: str) -> CucumberRun:
+    def run(tree: Path, cand: Candidate, tag: str, coverage: bool = False) -> CucumberRun:
         selection = [f"{cand.requirement.feature_file}:{line}" for line in cand.requirement.run_lines]
-        return run_cucumber(tree, selection, tmp / "out" / tag, timeout=options.timeout, isolation=isolation,
-                            compile_cache=cache)
+        out = tmp / "out" / tag
+        return run_cucumber(tree, selection, out, timeout=options.timeout, isolation=isolation,
+                            compile_cache=cache, env=coverage_env(out) if coverage else None)
 
     traced: dict[str, CucumberRun] = {}
+    covered: dict[str, RunCoverage] = {}
     with timer("isolation_runs"):
+        # the first of each scenario's runs also records V8's coverage (it is the traced run)
         jobs = [(cand, k) for cand in candidates for k in range(options.runs)]
         progress.stage("scenarios in isolation", len(jobs))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda n_job: _advance(progress, run(work, n_job[1][0], f"iso-{n_job[0]}")),
+            results = list(pool.map(lambda n_job: _advance(progress, run(work, n_job[1][0], f"iso-{n_job[0]}",
+                                                                         coverage=n_job[1][1] == 0)),
                                     enumerate(jobs)))
-        for (cand, k), result in zip(jobs, results):
+        for n, ((cand, k), result) in enumerate(zip(jobs, results)):
             cand.isolation.append(result.passed and len(result.report.pickles) == len(cand.requirement.run_lines))
             cand.runtime += result.elapsed
             if k == 0:
                 traced[cand.instance_id] = result
+                covered[cand.instance_id] = read_coverage(tmp / "out" / f"iso-{n}" / "v8",
+                                                          [str(work), PROJECT_MOUNT], set(production), work)
             if not cand.isolation[-1] and cand.failure is None:
                 cand.failure = _failure(result, len(cand.requirement.run_lines))
     sites: dict[str, list[tuple[int, int, StepSite, str]]] = {}  # id -> (row line, step index, site, type)
@@ -160,7 +190,11 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
     validated = validation_verdicts(passing, exclusions, "its step definitions alone", "its step definitions")
 
     with timer("analysis"):
-        instances, gold = _analyse(project, source, validated, sites, side, options)
+        calls = {cand.instance_id: scenario_calls(
+            declarations, declarations.ran(covered[cand.instance_id].functions), CallReader(work),
+            [(site, STEP_TYPES.get(step_type, "given")) for _, _, site, step_type in sites[cand.instance_id]])
+            for cand in validated}
+        instances, gold = _analyse(project, source, validated, sites, side, options, calls, covered, load_time)
 
     mutants: list[Mutant] = []
     mutation: dict[str, Any] = {}
@@ -220,15 +254,21 @@ def _bindings(run: CucumberRun, side: TestSideJs) -> tuple[list[tuple[int, int, 
 
 
 def _analyse(project: str, source: Any, validated: list[Candidate], sites: dict, side: TestSideJs,
-             options: Any) -> tuple[list[Instance], dict[str, GoldTest]]:
+             options: Any, calls: dict[str, ScenarioCalls], covered: dict[str, RunCoverage],
+             load_time: set[str]) -> tuple[list[Instance], dict[str, GoldTest]]:
     def keys(cand: Candidate, types: set[str]) -> frozenset[str]:
         return frozenset(site.key for _, _, site, t in sites[cand.instance_id] if STEP_TYPES.get(t) in types)
 
     relations = compute_relations([RelationInput(id=c.instance_id, given_when=keys(c, {"given", "when"}),
                                                  when=keys(c, {"when"}), all_definitions=keys(c, {"given", "when", "then"}))
                                    for c in validated])
-    rule = ("cucumber-js: no target-hidden bodies yet (the all-hidden view hides every production body); "
-            "the test implementation is the scenario's step-definition statements")
+    # shared infrastructure: what most instances' runs execute
+    frequency = Counter(d.key for c in calls.values() for d in {x.key: x for x in c.ran}.values())
+    shared = {k for k, n in frequency.items() if n > options.shared_threshold * max(1, len(validated))}
+    rule = (f"target interfaces (public production functions the When/Then step definitions name and V8 saw run) "
+            f"+ production code the scenario's run executed, minus code more than "
+            f"{options.shared_threshold:.0%} of instances execute, minus code that runs while the suite loads; "
+            f"the test implementation is the scenario's step-definition statements")
     instances: list[Instance] = []
     gold: dict[str, GoldTest] = {}
     for cand in validated:
@@ -248,14 +288,20 @@ def _analyse(project: str, source: Any, validated: list[Candidate], sites: dict,
                                      lines=sum(s.end_line - s.line + 1 for s in closure if s.file == f))
                          for f in sorted({s.file for s in closure})]
         instances.append(Instance(
-            id=cand.instance_id, project=project, requirement=cand.requirement, target_interfaces=[],
-            test_level=TestLevel.component, depends_on=relations.depends_on.get(cand.instance_id, []),
+            id=cand.instance_id, project=project, requirement=cand.requirement,
+            target_interfaces=interface_groups(calls[cand.instance_id].targets), test_level=TestLevel.component, depends_on=relations.depends_on.get(cand.instance_id, []),
             variant_of=relations.variant_of.get(cand.instance_id, []), group=relations.group_of[cand.instance_id],
-            view=ViewSpec(target_hidden=[], hidden_rule=rule, all_hidden_scope=list(source.production))))
+            view=ViewSpec(target_hidden=[d.body_span() for d in hidden_declarations(calls[cand.instance_id], shared,
+                                                                                      load_time)],
+                          hidden_rule=rule, all_hidden_scope=list(source.production))))
         gold[cand.instance_id] = GoldTest(
             instance_id=cand.instance_id, closure=closure_files,
             step_definitions=[StepDefRef(file=s.file, line=s.line, qualname=s.qualname) for s in closure],
-            bindings=bindings, api_calls=[], target_calls=[], executed_when_then=[], covered_lines={},
+            bindings=bindings, api_calls=calls[cand.instance_id].api_keys,
+            target_calls=calls[cand.instance_id].target_keys,
+            # per-step coverage is not measured: every declaration the scenario ran
+            executed_when_then=sorted({d.key for d in calls[cand.instance_id].ran}),
+            covered_lines=covered[cand.instance_id].as_lists(),
             data_files=[],
             validation=ValidationRecord(isolation_runs=cand.isolation, positive_runs=cand.positive,
                                         negative_runs=cand.negative, negative_initialized=cand.negative_initialized),
@@ -358,19 +404,13 @@ def _mutation_stage(work: Path, source: Any, instances: list[Instance], gold: di
             if raw["status"] in ("Timeout", "RuntimeError", "CompileError"):
                 excluded[mutant.id] = raw["status"].lower()
     mutants.sort(key=lambda m: (m.file, m.line, m.col, m.id))
-    by_id = {m.id: m for m in mutants}
     updated: dict[str, GoldTest] = {}
     for inst in instances:
         tests = tests_of[inst.id]
         pool = sorted(m for m, t in covered.items() if t & tests)
         kills = sorted(m for m in pool if killed[m] & tests and m not in excluded)
-        lines: dict[str, set[int]] = {}
-        for m in pool:
-            lines.setdefault(by_id[m].file, set()).update(by_id[m].lines)
         updated[inst.id] = gold[inst.id].model_copy(update={
-            "pool": pool, "kills": kills,
-            "excluded_mutants": {m: excluded[m] for m in pool if m in excluded},
-            "covered_lines": {f: sorted(v) for f, v in sorted(lines.items())}})
+            "pool": pool, "kills": kills, "excluded_mutants": {m: excluded[m] for m in pool if m in excluded}})
     pool_sizes = [len(g.pool) for g in updated.values()]
     kill_counts = [len(g.kills) for g in updated.values()]
     mutation = {"mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
@@ -384,7 +424,7 @@ def _mutation_stage(work: Path, source: Any, instances: list[Instance], gold: di
                 "mutants": len(mutants), "statuses": dict(sorted(statuses.items())),
                 "stryker_seconds": round(stryker_seconds, 1), "stryker_runs": len(shards),
                 "stryker_parallel": parallel,
-                "covered_lines": "lines of the pool mutants (Stryker's per-test coverage), not statement coverage"}
+                "covered_lines": "V8 block coverage of the traced isolation run, mapped to source lines"}
     return mutants, updated, mutation
 
 

@@ -15,7 +15,9 @@ still apply, apply:
 - a sample of the claimed kills (5) is reproduced in a second fresh run, every null run must pass;
   any disagreement → ``unstable``.
 
-Coverage is not measured for cucumber-js yet (``coverage_jaccard`` is None), nor API calls.
+The clean run also records V8's coverage (``v8coverage``): its production lines give
+``coverage_jaccard`` and, with the names the prediction's bound step definitions call, its
+API calls (``interfaces``), measured as the builder measured the ground truth's.
 """
 
 from __future__ import annotations
@@ -29,8 +31,19 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bench.frameworks.cucumber_js.runner import CucumberRun, link_tree, run_cucumber, step_files, warm_compile_cache
+from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
+from bench.frameworks.cucumber_js.interfaces import scenario_calls
+from bench.frameworks.cucumber_js.language import production_files
+from bench.frameworks.cucumber_js.runner import (
+    PROJECT_MOUNT,
+    CucumberRun,
+    link_tree,
+    run_cucumber,
+    step_files,
+    warm_compile_cache,
+)
 from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, TestSideJs
+from bench.frameworks.cucumber_js.v8coverage import coverage_env, read_coverage
 from bench.model import GoldTest, Instance, Outcome, Prediction
 from bench.mutation.executor import load_manifest
 from bench.verdict import Judgement
@@ -187,6 +200,8 @@ def _last_error(stderr: str) -> str:
 class ProjectJudge:
     """Judges one project's instances of a cucumber-js dataset."""
 
+    traces = True  # judgements carry the prediction's coverage and API calls
+
     def __init__(self, framework: Any, dataset_root: Path, project: Any, gold: dict[str, GoldTest],
                  options: Any) -> None:
         self.framework = framework
@@ -199,6 +214,8 @@ class ProjectJudge:
         self.step_dirs = sorted({str(PurePosixPath(f).parent) for f in self.step_files})
         self.infrastructure = set(self.side.infrastructure)
         self.mutants = load_manifest(dataset_root, project.name) if options.mutants else {}
+        self.production = production_files(self.snapshot, list(project.production))
+        self.declarations = ProductionDeclarations(self.snapshot, self.production)
         self.rng = random.Random(options.seed)
         self._cache_dir = Path(tempfile.mkdtemp(prefix="req2test-cjs-cache-"))
         trusted = self._cache_dir / "tree"  # the snapshot as built: no prediction code runs here
@@ -245,7 +262,7 @@ class ProjectJudge:
         selection = [f"{req.feature_file}:{line}" for line in req.run_lines]
         runs = 0
 
-        def run(mutant_id: str | None, tag: str) -> CucumberRun:
+        def run(mutant_id: str | None, tag: str, coverage: bool = False) -> CucumberRun:
             nonlocal runs
             runs += 1
             tree = base
@@ -253,18 +270,23 @@ class ProjectJudge:
                 tree = tmp / f"tree-{tag}"
                 link_tree(base, tree, self.framework.language.mutated_files(self.snapshot, self.mutants[mutant_id]),
                           self.modules)
-            result = run_cucumber(tree, selection, tmp / f"out-{tag}", timeout=self.options.timeout,
-                                  isolation=self.options.isolation, compile_cache=self.cache)
+            out = tmp / f"out-{tag}"
+            result = run_cucumber(tree, selection, out, timeout=self.options.timeout,
+                                  isolation=self.options.isolation, compile_cache=self.cache,
+                                  env=coverage_env(out) if coverage else None)
             if tree is not base:
                 shutil.rmtree(tree, ignore_errors=True)
             return result
 
-        clean = run(None, "clean")
+        # the clean run is also the traced one (null runs without coverage must pass too, so a
+        # test that behaves differently when traced is unstable, never rewarded)
+        clean = run(None, "clean", coverage=True)
         outcome, detail = classify(clean, len(req.run_lines))
         if outcome is not Outcome.passed:
             return Judgement(outcome, detail, fresh_runs=runs, trace={})
+        trace = self._trace(clean, base, tmp / "out-clean" / "v8")
         if not self.options.mutants or not gold.kills:
-            return Judgement(Outcome.passed, fresh_runs=runs, trace={}, confirmation={"clean_runs": 1})
+            return Judgement(Outcome.passed, fresh_runs=runs, trace=trace, confirmation={"clean_runs": 1})
         # the ground-truth kills and two null runs (the original code), shuffled
         plan: list[str | None] = [*gold.kills, None, None]
         self.rng.shuffle(plan)
@@ -295,5 +317,22 @@ class ProjectJudge:
             if run(mutant_id, f"r{n}").passed:
                 return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
                                  evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
-        return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace={},
+        return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace=trace,
                          confirmation={"clean_runs": 1, "null_runs": 2, "reproduced_kills": len(order)})
+
+    def _trace(self, clean: CucumberRun, base: Path, coverage_dir: Path) -> dict[str, Any]:
+        """The prediction's covered production lines and API calls, from its clean run."""
+        from bench.frameworks.cucumber_js.build import STEP_TYPES
+
+        coverage = read_coverage(coverage_dir, [str(base), PROJECT_MOUNT], set(self.production), base)
+        side = TestSideJs(base, step_files(base))
+        sites = []
+        for pickle in clean.report.pickles:
+            for step in pickle.steps:
+                for definition_id in step.definition_ids[:1]:
+                    info = clean.report.definitions.get(definition_id)
+                    site = side.site_for(info.pattern, step.step_type, info.uri, info.line) if info else None
+                    if site is not None:
+                        sites.append((site, STEP_TYPES.get(step.step_type, "given")))
+        calls = scenario_calls(self.declarations, self.declarations.ran(coverage.functions), CallReader(base), sites)
+        return {"coverage": coverage.as_lists(), "api": calls.api_keys}

@@ -1,0 +1,205 @@
+"""Production coverage of one cucumber-js run, from V8's own block coverage.
+
+``NODE_V8_COVERAGE=DIR`` makes Node write, at exit, every script's functions with their
+block ranges and counts, and — because tsx enables source maps — a ``source-map-cache``
+mapping the transformed JavaScript back to the TypeScript the developers wrote. Nothing is
+injected into the run: no instrumentation, no loader of ours.
+
+A source line counts as covered when a mapped position on it lies in a range that ran: the
+innermost V8 range around the position (ranges nest: module ⊃ function ⊃ block) has a count
+above zero. So a function that never ran leaves its body uncovered, while module-level code
+(imports, class and function declarations) is covered once the module loads, as coverage.py
+counts a Python module's ``def`` lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+_BASE64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+
+
+@dataclass
+class RunCoverage:
+    """What one run executed in the production files (relative paths, 1-based lines)."""
+
+    lines: dict[str, set[int]] = field(default_factory=dict)
+    # (file, 1-based source line where a function that ran starts, V8's function name)
+    functions: set[tuple[str, int, str]] = field(default_factory=set)
+
+    def merge(self, other: RunCoverage) -> None:
+        for file, lines in other.lines.items():
+            self.lines.setdefault(file, set()).update(lines)
+        self.functions |= other.functions
+
+    def as_lists(self) -> dict[str, list[int]]:
+        return {f: sorted(v) for f, v in sorted(self.lines.items()) if v}
+
+
+def decode_mappings(mappings: str) -> list[tuple[int, int, int, int]]:
+    """A source map's ``mappings`` as (generated line, generated column, source index,
+    source line), all 0-based; segments without a source are dropped."""
+    segments: list[tuple[int, int, int, int]] = []
+    source = source_line = 0
+    for gen_line, group in enumerate(mappings.split(";")):
+        column = 0
+        for segment in group.split(","):
+            if not segment:
+                continue
+            values = _vlq(segment)
+            column += values[0]
+            if len(values) >= 4:
+                source += values[1]
+                source_line += values[2]
+                segments.append((gen_line, column, source, source_line))
+    return segments
+
+
+def _vlq(segment: str) -> list[int]:
+    values: list[int] = []
+    shift = value = 0
+    for char in segment:
+        digit = _BASE64[char]
+        value += (digit & 31) << shift
+        if digit & 32:
+            shift += 5
+            continue
+        values.append(-(value >> 1) if value & 1 else value >> 1)
+        shift = value = 0
+    return values
+
+
+def innermost_counts(ranges: list[tuple[int, int, int]], offsets: list[int]) -> dict[int, int]:
+    """The count of the innermost range around each offset (0 outside every range).
+
+    ``ranges`` are V8's (start, end, count), end exclusive, properly nested."""
+    ordered = sorted(ranges, key=lambda r: (r[0], -r[1]))
+    counts: dict[int, int] = {}
+    stack: list[tuple[int, int, int]] = []
+    i = 0
+    for offset in sorted(set(offsets)):
+        while i < len(ordered) and ordered[i][0] <= offset:
+            while stack and stack[-1][1] <= ordered[i][0]:
+                stack.pop()
+            stack.append(ordered[i])
+            i += 1
+        while stack and stack[-1][1] <= offset:
+            stack.pop()
+        counts[offset] = stack[-1][2] if stack else 0
+    return counts
+
+
+def script_coverage(functions: list[dict], source_map: dict, line_lengths: list[int],
+                    source_index: int = 0) -> tuple[set[int], set[tuple[int, str]]]:
+    """(covered 1-based source lines, functions that ran as (1-based start line, name)) of one
+    script, through its source map's ``source_index``-th source."""
+    starts = [0]
+    for length in line_lengths:
+        starts.append(starts[-1] + length + 1)
+    mapped: list[tuple[int, int]] = []  # (generated offset, source line)
+    for gen_line, column, source, line in decode_mappings(source_map.get("mappings", "")):
+        if source == source_index and gen_line < len(starts):
+            mapped.append((starts[gen_line] + column, line + 1))
+    mapped.sort()
+    ranges = [(r["startOffset"], r["endOffset"], r["count"]) for f in functions for r in f["ranges"]]
+    counts = innermost_counts(ranges, [offset for offset, _ in mapped])
+    covered = {line for offset, line in mapped if counts.get(offset, 0) > 0}
+    ran: set[tuple[int, str]] = set()
+    offsets = [offset for offset, _ in mapped]
+    for function in functions:
+        first = function["ranges"][0]
+        if first["count"] <= 0 or not function.get("functionName"):
+            continue
+        # the first mapped position inside the function: its declaration's line
+        k = bisect.bisect_left(offsets, first["startOffset"])
+        if k < len(mapped) and mapped[k][0] < first["endOffset"]:
+            ran.add((mapped[k][1], function["functionName"]))
+    return covered, ran
+
+
+def identity_map(source: str) -> tuple[dict, list[int]]:
+    """A source map of a script Node ran as written (plain JavaScript): every run of
+    non-blank characters maps to itself, so the same rule applies to both kinds of file."""
+    import re
+
+    groups = []
+    lengths = []
+    previous_line = 0
+    for number, line in enumerate(source.split("\n")):
+        lengths.append(len(line))
+        segments = []
+        column = 0
+        for match in re.finditer(r"\S+", line):
+            segments.append(_encode([match.start() - column, 0, number - previous_line, 0]))
+            column, previous_line = match.start(), number
+        groups.append(",".join(segments))
+    return {"mappings": ";".join(groups), "sources": [""]}, lengths
+
+
+def _encode(values: list[int]) -> str:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    out = []
+    for value in values:
+        vlq = (-value << 1) | 1 if value < 0 else value << 1
+        while True:
+            digit = vlq & 31
+            vlq >>= 5
+            out.append(alphabet[digit | (32 if vlq else 0)])
+            if not vlq:
+                break
+    return "".join(out)
+
+
+def read_coverage(directory: Path, roots: list[str], production: set[str],
+                  tree: Path | None = None) -> RunCoverage:
+    """Merge every coverage file Node wrote in ``directory`` for the files in ``production``
+    (paths relative to one of ``roots``: the run's tree as the process saw it). A script
+    without a source map (plain JavaScript) is read from ``tree``."""
+    result = RunCoverage()
+    prefixes = [r.rstrip("/") + "/" for r in roots]
+    for path in sorted(directory.glob("coverage-*.json")) if directory.is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a process killed while writing: its coverage is lost, not invented
+        maps = data.get("source-map-cache") or {}
+        for script in data.get("result", []):
+            url = script.get("url", "")
+            rel = _relative(url, prefixes)
+            if rel not in production:
+                continue
+            cached = maps.get(url)
+            if not cached or not isinstance(cached.get("data"), dict):
+                if tree is None or not (tree / rel).is_file():
+                    continue
+                source_map, lengths = identity_map((tree / rel).read_text(encoding="utf-8", errors="replace"))
+                cached = {"data": source_map, "lineLengths": lengths}
+            sources = cached["data"].get("sources") or []
+            index = next((k for k, s in enumerate(sources) if _relative(s, prefixes) == rel
+                          or str(s).endswith("/" + rel.rsplit("/", 1)[-1])), 0)
+            lines, ran = script_coverage(script.get("functions", []), cached["data"], cached.get("lineLengths", []),
+                                         index)
+            result.lines.setdefault(rel, set()).update(lines)
+            result.functions |= {(rel, line, name) for line, name in ran}
+    return result
+
+
+def _relative(url: str, prefixes: list[str]) -> str:
+    path = unquote(urlparse(url).path) if url.startswith("file:") else url
+    for prefix in prefixes:
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return ""
+
+
+def coverage_env(out_dir: Path) -> dict[str, str]:
+    """The environment that makes a run write its coverage under ``out_dir/v8`` (a directory
+    the run may write, inside the sandbox too)."""
+    directory = out_dir / "v8"
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o777)  # the sandbox's uid is nobody
+    return {"NODE_V8_COVERAGE": str(directory)}
