@@ -148,3 +148,25 @@ def test_api_calls_are_named_by_the_steps_and_seen_running(tmp_path: Path) -> No
         [("Cart", ["Cart.add"]), ("cart", ["total"])]
     hidden = hidden_declarations(calls, shared={"src/cart.ts:Cart.size"}, load_time={"src/cart.ts:Cart.constructor"})
     assert [d.qualname for d in hidden] == ["Cart.add", "Cart._check", "total"]  # by line
+
+
+HELPERS = """module.exports = function getSteps() {
+  function makeCart(owner) {
+    return new sdk.Cart(owner);
+  }
+  const addAll = (cart, items) => { items.forEach((i) => cart.add(i)); };
+  When('I start', function () {
+    this.cart = makeCart('me');
+    addAll(this.cart, []);
+  });
+  Then('nothing', function () {});
+};
+"""
+
+
+def test_calls_through_test_side_helpers_count(tmp_path: Path) -> None:
+    (tmp_path / "steps.js").write_text(HELPERS)
+    when, then = scan_source("steps.js", HELPERS.encode())
+    reader = CallReader(tmp_path)
+    assert {"Cart", "add", "forEach", "makeCart", "addAll"} <= reader.calls("steps.js", when.start_byte, when.end_byte)
+    assert reader.calls("steps.js", then.start_byte, then.end_byte) == {"Then"}

@@ -156,16 +156,47 @@ def called_names(tree, start_byte: int, end_byte: int) -> set[str]:
     return names
 
 
+def named_functions(tree) -> dict[str, list[tuple[int, int]]]:
+    """Every named function of a parsed test-side file, at any depth (js-algorand-sdk's
+    helpers live inside ``module.exports = function getSteps() {...}``): name → spans."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in _FUNCTIONS:
+            name = _name(node)
+            if name:
+                found.setdefault(name, []).append((node.start_byte, node.end_byte))
+        stack.extend(node.children)
+    return found
+
+
 class CallReader:
-    """The names each step-definition site calls, one parse per file of a tree."""
+    """The names a step-definition site calls, its own code and the test-side helpers it
+    calls (transitively: a helper is test code too, as behave counts calls from any step
+    module), one parse per file of a tree."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._trees: dict[str, object] = {}
+        self._parsed: dict[str, tuple[object, dict[str, list[tuple[int, int]]]]] = {}
 
     def calls(self, file: str, start_byte: int, end_byte: int) -> set[str]:
         from bench.frameworks.cucumber_js.testside import _parser
 
-        if file not in self._trees:
-            self._trees[file] = _parser(file.endswith((".ts", ".cts", ".mts"))).parse((self.root / file).read_bytes())
-        return called_names(self._trees[file], start_byte, end_byte)
+        if file not in self._parsed:
+            tree = _parser(file.endswith((".ts", ".cts", ".mts"))).parse((self.root / file).read_bytes())
+            self._parsed[file] = (tree, named_functions(tree))
+        tree, helpers = self._parsed[file]
+        names = called_names(tree, start_byte, end_byte)
+        done: set[str] = set()
+        todo = [n for n in names if n in helpers]
+        while todo:
+            helper = todo.pop()
+            if helper in done:
+                continue
+            done.add(helper)
+            for span in helpers[helper]:
+                more = called_names(tree, *span)
+                names |= more
+                todo += [n for n in more if n in helpers and n not in done]
+        return names
