@@ -13,11 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
+from bench.frameworks.cucumber_js.declarations import FUNCTION_NODES, function_name
 from harness.hiding import HIDDEN_MESSAGE, HidingReport
-
-_FUNCTIONS = {"function_declaration", "generator_function_declaration", "method_definition",
-              "function_expression", "arrow_function", "function", "generator_function"}
-
 
 @lru_cache(maxsize=2)
 def _parser(typescript: bool):
@@ -30,20 +27,6 @@ def _parser(typescript: bool):
     import tree_sitter_javascript
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
-
-
-def _name(node) -> str:
-    name = node.child_by_field_name("name")
-    if name is not None:
-        return name.text.decode("utf-8", errors="replace")
-    parent = node.parent
-    if parent is not None and parent.type in ("variable_declarator", "public_field_definition",
-                                              "field_definition", "pair", "assignment_expression"):
-        target = parent.child_by_field_name("name") or parent.child_by_field_name("key") \
-            or parent.child_by_field_name("property") or parent.child_by_field_name("left")
-        if target is not None:
-            return target.text.decode("utf-8", errors="replace").split(".")[-1]
-    return ""
 
 
 class JsHider:
@@ -66,9 +49,9 @@ def hide_js_bodies(source: str, should_hide: Callable[[str, int], bool],
         if node.type in ("class_declaration", "class", "abstract_class_declaration"):
             name = node.child_by_field_name("name")
             owner = name.text.decode() if name is not None else owner
-        if node.type in _FUNCTIONS:
+        if node.type in FUNCTION_NODES:
             body = node.child_by_field_name("body")
-            name = _name(node)
+            name = function_name(node)
             if body is not None and body.type == "statement_block" and name:
                 qualname = f"{owner}.{name}" if owner and node.type == "method_definition" else name
                 line = node.start_point[0] + 1

@@ -76,6 +76,16 @@ def test_js_algorand_sdk_builds_with_mutants_and_fresh_agreement(js_dataset: Pat
     assert mutation["scorable_instances"] >= 10
     fresh = mutation["fresh_check"]
     assert fresh["sampled"] >= 50 and fresh["agree"] == fresh["sampled"], fresh["disagreements"]
+    # V8 coverage and the names the steps call: most scenarios have target interfaces in the
+    # slice (the others test transactions, outside it), every one covers slice lines
+    instances = dataset.instances
+    assert all(gold[i.id].covered_lines for i in instances)
+    with_targets = [i for i in instances if i.target_interfaces]
+    assert len(with_targets) >= len(instances) // 3, len(with_targets)
+    assert all(gold[i.id].target_calls and set(gold[i.id].target_calls) <= set(gold[i.id].api_calls)
+               for i in with_targets)
+    assert all({f"{d.file}:{d.qualname}" for g in i.target_interfaces for d in g.declarations}
+               <= {f"{s.file}:{s.qualname}" for s in i.view.target_hidden} for i in with_targets)
 
 
 def test_calibration_is_exact_on_a_sample(js_dataset: Path, tmp_path: Path) -> None:
@@ -96,6 +106,10 @@ def test_calibration_is_exact_on_a_sample(js_dataset: Path, tmp_path: Path) -> N
     assert oracle["kill_complete_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
     # empty step functions may pass (they check nothing) and must kill nothing
     assert empty["kill_complete_at_1"]["value"] == 0.0 and empty["mutant_recall"]["value"] == 0.0
+    # the prediction's calls and coverage, measured as the ground truth's were
+    rows = [json.loads(line) for line in (tmp_path / "oracle" / "results.jsonl").read_text().splitlines()]
+    assert all(r["coverage_jaccard"] == 1.0 and r["api_f1"] in (1.0, None) for r in rows), rows
+    assert empty["coverage_jaccard"]["value"] < 1.0
 
 
 def test_views_and_req2test_run_with_the_builtin_agent(js_dataset: Path, tmp_path: Path,
@@ -115,6 +129,10 @@ def test_views_and_req2test_run_with_the_builtin_agent(js_dataset: Path, tmp_pat
     steps = (th.root / "tests/cucumber/steps/steps.js").read_text()
     assert "Given('" not in steps and "module.exports = function getSteps" in steps
     assert len(th.manifest.removed_test_files) >= 300 and "tests/cucumber/steps/index.js" in th.manifest.kept_infrastructure
+    spans = dataset.instance(ids[0]).view.target_hidden
+    # (an empty body among them stays as it is: nothing to hide)
+    assert spans and th.manifest.hidden and set(th.manifest.hidden) <= {f"{s.file}:{s.qualname}" for s in spans}
+    assert 'throw new Error("implementation hidden")' in (th.root / spans[0].file).read_text()
     ah = materialize(js_dataset, ids[0], "ah", cache_dir=tmp_path / "views")
     assert len(ah.manifest.hidden) > 50 and 'throw new Error("implementation hidden")' in \
         (ah.root / "src/encoding/address.ts").read_text()

@@ -107,7 +107,7 @@ def test_declarations_name_kind_and_visibility() -> None:
 
 
 def test_declarations_are_exactly_the_bodies_the_views_hide() -> None:
-    # bench never imports harness: the rule is written twice and held together here
+    # the hider walks with the same names; its own rewrite must pick exactly these bodies
     _, report = hide_js_bodies(TS, lambda qualname, line: True)
     assert sorted(report.hidden) == sorted(d.qualname for d in scan_declarations("src/cart.ts", TS.encode()))
 

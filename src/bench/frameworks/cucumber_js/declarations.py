@@ -1,7 +1,7 @@
 """Production declarations of a JavaScript/TypeScript project, and the names a step calls.
 
-The same walk as the harness's body hider (``harness.hiding_js``; bench never imports
-harness, so the rule is stated twice and a test holds them together): the *outermost*
+The walk the harness's body hider makes (``harness.hiding_js`` uses ``FUNCTION_NODES`` and
+``function_name`` from here; a test holds the two walks together): the *outermost*
 function bodies — declarations, class methods, functions or arrows bound to a name — with
 ``name`` for a function and ``Class.method`` for a method, at the declaration's first line.
 A body a view can hide is exactly a declaration here.
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bench.model import BodySpan, Declaration
 
-_FUNCTIONS = {"function_declaration", "generator_function_declaration", "method_definition",
+FUNCTION_NODES = {"function_declaration", "generator_function_declaration", "method_definition",
               "function_expression", "arrow_function", "function", "generator_function"}
 _CLASSES = ("class_declaration", "class", "abstract_class_declaration")
 
@@ -52,7 +52,9 @@ class JsDeclaration(BaseModel):
                         body_end=self.body_end)
 
 
-def _name(node) -> str:
+def function_name(node) -> str:
+    """A function's own name, else the name it is bound to (``const f = () => …``, a field,
+    a pair, an assignment); '' for an anonymous one."""
     name = node.child_by_field_name("name")
     if name is not None:
         return name.text.decode("utf-8", errors="replace")
@@ -97,9 +99,9 @@ def scan_declarations(file: str, source: bytes) -> list[JsDeclaration]:
         if node.type in _CLASSES:  # type: ignore[attr-defined]
             name_node = node.child_by_field_name("name")  # type: ignore[attr-defined]
             owner = name_node.text.decode() if name_node is not None else owner
-        if node.type in _FUNCTIONS:  # type: ignore[attr-defined]
+        if node.type in FUNCTION_NODES:  # type: ignore[attr-defined]
             body = node.child_by_field_name("body")  # type: ignore[attr-defined]
-            name = _name(node)
+            name = function_name(node)
             if body is not None and body.type == "statement_block" and name:
                 method = node.type == "method_definition"  # type: ignore[attr-defined]
                 qualname = f"{owner}.{name}" if owner and method else name
@@ -163,8 +165,8 @@ def named_functions(tree) -> dict[str, list[tuple[int, int]]]:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in _FUNCTIONS:
-            name = _name(node)
+        if node.type in FUNCTION_NODES:
+            name = function_name(node)
             if name:
                 found.setdefault(name, []).append((node.start_byte, node.end_byte))
         stack.extend(node.children)
