@@ -93,7 +93,8 @@ def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     # calls and coverage measured as the builder measured the ground truth's
     assert all(r["api_f1"] == 1.0 and r["coverage_jaccard"] == 1.0 for r in rows), rows
     assert results["empty"]["api_f1"]["value"] == 0.0
-    assert 0.0 < results["empty"]["coverage_jaccard"]["value"] < 0.5  # only what loading the modules runs
+    # empty steps run no production code (what loading the suite covers is taken away on both sides)
+    assert results["empty"]["coverage_jaccard"]["value"] == 0.0
 
 
 def _judge(cart_dataset: Path, tmp_path: Path, files: dict[str, str]) -> dict:

@@ -170,3 +170,11 @@ def test_calls_through_test_side_helpers_count(tmp_path: Path) -> None:
     reader = CallReader(tmp_path)
     assert {"Cart", "add", "forEach", "makeCart", "addAll"} <= reader.calls("steps.js", when.start_byte, when.end_byte)
     assert reader.calls("steps.js", then.start_byte, then.end_byte) == {"Then"}
+
+
+def test_what_loading_covers_is_taken_away() -> None:
+    from bench.frameworks.cucumber_js.v8coverage import RunCoverage
+
+    run = RunCoverage(lines={"a.js": {1, 2, 3, 7}, "b.js": {1}}, functions={("a.js", 1, "a")})
+    left = run.without({"a.js": {1, 7}, "b.js": {1}})
+    assert left.as_lists() == {"a.js": [2, 3]} and left.functions == run.functions

@@ -50,7 +50,7 @@ from bench.frameworks.cucumber_js.runner import (
     warm_compile_cache,
 )
 from bench.frameworks.cucumber_js.testside import StepSite, TestSideJs
-from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, read_coverage
+from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, load_coverage, read_coverage
 from bench.isolation import IsolationError, resolve_mode, wrap
 from bench.model import (
     ClosureFile,
@@ -111,11 +111,10 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
         declarations = ProductionDeclarations(work, production)
         # what runs while the suite loads (a dry run loads every support file and what they
         # require): a view that hid it would break loading
-        load_out = tmp / "out" / "load"
-        run_cucumber(work, [source.features_dir], load_out, timeout=options.timeout, isolation=isolation,
-                     extra_args=["--dry-run"], env=coverage_env(load_out), compile_cache=cache)
-        load_time = {d.key for d in declarations.ran(
-            read_coverage(load_out / "v8", [str(work), PROJECT_MOUNT], set(production), work).functions)}
+        loading = load_coverage(work, source.features_dir, tmp / "out" / "load", set(production),
+                                timeout=options.timeout, isolation=isolation, compile_cache=cache,
+                                roots=[str(work), PROJECT_MOUNT])
+        load_time = {d.key for d in declarations.ran(loading.functions)}
     with timer("parse"):
         candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
             work, source, project, framework, options)
@@ -144,7 +143,8 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
             if k == 0:
                 traced[cand.instance_id] = result
                 covered[cand.instance_id] = read_coverage(tmp / "out" / f"iso-{n}" / "v8",
-                                                          [str(work), PROJECT_MOUNT], set(production), work)
+                                                          [str(work), PROJECT_MOUNT], set(production),
+                                                          work).without(loading.lines)
             if not cand.isolation[-1] and cand.failure is None:
                 cand.failure = _failure(result, len(cand.requirement.run_lines))
     sites: dict[str, list[tuple[int, int, StepSite, str]]] = {}  # id -> (row line, step index, site, type)
@@ -424,7 +424,8 @@ def _mutation_stage(work: Path, source: Any, instances: list[Instance], gold: di
                 "mutants": len(mutants), "statuses": dict(sorted(statuses.items())),
                 "stryker_seconds": round(stryker_seconds, 1), "stryker_runs": len(shards),
                 "stryker_parallel": parallel,
-                "covered_lines": "V8 block coverage of the traced isolation run, mapped to source lines"}
+                "covered_lines": "V8 block coverage of the traced isolation run, mapped to source lines, "
+                                 "less what loading the suite covers"}
     return mutants, updated, mutation
 
 

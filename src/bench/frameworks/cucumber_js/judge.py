@@ -43,7 +43,7 @@ from bench.frameworks.cucumber_js.runner import (
     warm_compile_cache,
 )
 from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, TestSideJs
-from bench.frameworks.cucumber_js.v8coverage import coverage_env, read_coverage
+from bench.frameworks.cucumber_js.v8coverage import coverage_env, load_coverage, read_coverage
 from bench.model import GoldTest, Instance, Outcome, Prediction
 from bench.mutation.executor import load_manifest
 from bench.verdict import Judgement
@@ -222,6 +222,10 @@ class ProjectJudge:
         link_tree(self.snapshot, trusted, None, self.modules)
         self.cache = warm_compile_cache(trusted, project.features_dir, self._cache_dir / "tsx",
                                         self._cache_dir / "out", options.isolation)
+        # the builder took what loading the suite covers out of the ground truth's coverage
+        self.load_lines = load_coverage(trusted, project.features_dir, self._cache_dir / "load", set(self.production),
+                                        timeout=options.timeout, isolation=options.isolation,
+                                        compile_cache=self.cache, roots=[str(trusted), PROJECT_MOUNT]).lines
 
     # ------------------------------------------------------------------ submission check
     def rejections(self, files: dict[str, str]) -> list[str]:
@@ -324,7 +328,8 @@ class ProjectJudge:
         """The prediction's covered production lines and API calls, from its clean run."""
         from bench.frameworks.cucumber_js.build import STEP_TYPES
 
-        coverage = read_coverage(coverage_dir, [str(base), PROJECT_MOUNT], set(self.production), base)
+        coverage = read_coverage(coverage_dir, [str(base), PROJECT_MOUNT], set(self.production),
+                                 base).without(self.load_lines)
         side = TestSideJs(base, step_files(base))
         sites = []
         for pickle in clean.report.pickles:

@@ -7,9 +7,11 @@ injected into the run: no instrumentation, no loader of ours.
 
 A source line counts as covered when a mapped position on it lies in a range that ran: the
 innermost V8 range around the position (ranges nest: module ⊃ function ⊃ block) has a count
-above zero. So a function that never ran leaves its body uncovered, while module-level code
-(imports, class and function declarations) is covered once the module loads, as coverage.py
-counts a Python module's ``def`` lines.
+above zero. So a function that never ran leaves its body uncovered. What runs while the suite
+loads (module-level code: imports, class and function declarations) is measured once by a dry
+run and taken away (``without``): behave's warm worker imports production before the traced
+run starts, so its coverage has no import-time lines either, and with them an empty test of
+js-algorand-sdk covered 93 % of what its ground truth covers.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class RunCoverage:
         for file, lines in other.lines.items():
             self.lines.setdefault(file, set()).update(lines)
         self.functions |= other.functions
+
+    def without(self, lines: dict[str, set[int]]) -> RunCoverage:
+        """This coverage less ``lines`` (what loading the suite covers)."""
+        kept = {f: v - lines.get(f, set()) for f, v in self.lines.items()}
+        return RunCoverage(lines={f: v for f, v in kept.items() if v}, functions=set(self.functions))
 
     def as_lists(self) -> dict[str, list[int]]:
         return {f: sorted(v) for f, v in sorted(self.lines.items()) if v}
@@ -194,6 +201,17 @@ def _relative(url: str, prefixes: list[str]) -> str:
         if path.startswith(prefix):
             return path[len(prefix):]
     return ""
+
+
+def load_coverage(work: Path, features_dir: str, out_dir: Path, production: set[str], *, timeout: float,
+                  isolation: str, compile_cache: Path | None, roots: list[str]) -> RunCoverage:
+    """What a ``--dry-run`` of the suite covers: every support file loaded, with what it
+    requires, and no step run."""
+    from bench.frameworks.cucumber_js.runner import run_cucumber
+
+    run_cucumber(work, [features_dir], out_dir, timeout=timeout, isolation=isolation, extra_args=["--dry-run"],
+                 env=coverage_env(out_dir), compile_cache=compile_cache)
+    return read_coverage(out_dir / "v8", roots, production, work)
 
 
 def coverage_env(out_dir: Path) -> dict[str, str]:
