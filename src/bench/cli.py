@@ -316,6 +316,60 @@ def schema(
     out.print_json(json.dumps(make_schema(name)))
 
 
+def history(
+    repo: Annotated[Path, typer.Argument(help="A git repository (a work tree or a bare mirror).")],
+    features: Annotated[str, typer.Option("--features", help="Its features directory.")] = "features",
+    end: Annotated[str, typer.Option("--end", help="The last commit to replay.")] = "HEAD",
+    at: Annotated[str | None, typer.Option("--at", help="Also list the live atoms at this commit.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the replay (every event) as JSON.")] = None,
+) -> None:
+    """Replay a repository's history of requirement atoms (scenarios): added, changed,
+    removed, deferred and resumed, with commit and changelog evidence (seed 001).
+
+    Example:
+
+      req2test history ../python-docx --features features --at v1.2.0 -o runs/docx-history.json
+    """
+    from collections import Counter
+
+    from bench.history.atoms import gold_state, replay_history
+
+    if not repo.exists():
+        raise fail(f"{repo}: no such directory")
+    try:
+        replay = replay_history(repo, features, end)
+        state = gold_state(replay, _resolve_commit(repo, at)) if at else None
+    except (RuntimeError, ValueError) as exc:
+        raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    kinds = Counter(e.kind for e in replay.events)
+    table = Table(title=f"{repo} ({features}/): {len(replay.commits)} commits, {len(replay.atom_ids)} atoms")
+    for column in ("added", "changed", "removed", "deferred", "resumed", "unparsable versions"):
+        table.add_column(column, justify="right")
+    table.add_row(*[str(kinds.get(k, 0)) for k in ("added", "changed", "removed", "deferred", "resumed")],
+                  str(len(replay.parse_failures)))
+    out.print(table)
+    if state is not None:
+        out.print(f"live at {state.commit[:12]}: {len(state.atoms)} atoms, "
+                  f"{sum(a.deferred for a in state.atoms)} deferred, {len(state.unparsable)} unparsable files")
+        for atom in state.atoms:
+            out.print(f"  {atom.atom_id}{'  (deferred)' if atom.deferred else ''}", highlight=False, markup=False)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(replay.model_dump_json(indent=1), encoding="utf-8")
+        console.print(f"wrote {output}")
+
+
+def _resolve_commit(repo: Path, name: str) -> str:
+    """A tag or branch name as the full sha ``gold_state`` looks up."""
+    import subprocess
+
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--end-of-options", f"{name}^{{commit}}"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        raise ValueError(f"{name}: not a commit of {repo}")
+    return found.stdout.strip()
+
+
 def print_summary(dataset_dir: Path) -> None:
     try:
         dataset = load_dataset(dataset_dir)

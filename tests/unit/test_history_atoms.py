@@ -218,3 +218,22 @@ def test_changelog_names() -> None:
              "history.py", "newsletter.md", "CHANGELOG.py"]
     assert [n for n in names if is_changelog(n)] == ["CHANGELOG.md", "docs/CHANGES.rst", "HISTORY", "news.txt",
                                                     "changelog-v2.md"]
+
+
+def test_the_history_command_prints_counts_and_the_live_atoms(history: tuple[Path, list[str]],
+                                                               tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    repo, shas = history
+    out = tmp_path / "replay.json"
+    result = CliRunner().invoke(app, ["history", str(repo), "--at", shas[5], "-o", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "10 commits" in result.output and "live at " + shas[5][:12] in result.output
+    assert GOOD in result.output
+    assert len(json.loads(out.read_text())["events"]) == 11
+    bad = CliRunner().invoke(app, ["history", str(repo), "--at", "no-such-tag"])
+    assert bad.exit_code == 2 and "not a commit" in bad.output and "Traceback" not in bad.output
