@@ -359,6 +359,42 @@ def history(
         console.print(f"wrote {output}")
 
 
+def suites(
+    dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the suite instances as JSON lines.")] = None,
+    max_unrelated: Annotated[float, typer.Option("--max-unrelated", min=0.0, max=1.0,
+                                                 help="Drop a target mutant more than this share of other features' scenarios kill.")] = 0.2,
+    per_feature: Annotated[int, typer.Option("--per-feature", min=0, help="Target tests per feature at most.")] = 6,
+) -> None:
+    """The suite instances of a dataset (one per feature file, seed 002) with their
+    requirement-targeted mutants.
+
+    Example:
+
+      req2test suites datasets/py-algorand-sdk -o datasets/py-algorand-sdk-suites.jsonl
+    """
+    from bench.suite.instances import suite_instances
+
+    try:
+        found = suite_instances(load_dataset(dataset), max_unrelated_share=max_unrelated,
+                                max_targets_per_feature=per_feature)
+    except DatasetError as exc:
+        raise fail(str(exc)) from None
+    table = Table(title=f"{dataset}: {len(found)} suite instances, "
+                        f"{sum(len(s.targets) for s in found)} targeted mutants")
+    for column in ("feature", "scenarios", "words", "step defs", "candidates", "dropped", "targets"):
+        table.add_column(column, justify="left" if column == "feature" else "right", overflow="fold")
+    for suite in found:
+        table.add_row(escape(suite.feature_file), str(len(suite.scenarios)), str(suite.specification_words),
+                      str(len(suite.reference_step_definitions)), str(suite.candidates), str(suite.dropped),
+                      str(len(suite.targets)))
+    out.print(table)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text("".join(s.model_dump_json() + "\n" for s in found), encoding="utf-8")
+        console.print(f"wrote {output}")
+
+
 def _resolve_commit(repo: Path, name: str) -> str:
     """A tag or branch name as the full sha ``gold_state`` looks up."""
     import subprocess

@@ -92,3 +92,25 @@ def test_every_instance_has_a_validated_closure_and_hidden_targets(example_datas
         # every target interface is hidden, unless its body runs at import time
         import_time = set(dataset.card.projects[0].import_time_bodies)
         assert {t for t in targets if f"{t[0]}:{t[1]}" not in import_time} <= hidden, inst.id
+
+
+def test_suite_instances_cover_every_scenario_once_with_narrow_targets(example_dataset: Path) -> None:
+    """Suite mode (seed 002): one suite per feature file; its targets are mutants exactly one
+    of its scenarios kills, at most 6 per feature and one per scenario."""
+    from bench.dataset import load_dataset
+    from bench.suite.instances import suite_instances
+
+    dataset = load_dataset(example_dataset)
+    gold = dataset.load_gold()
+    suites = suite_instances(dataset)
+    features = {i.requirement.feature_file for i in dataset.instances}
+    assert [s.feature_file for s in suites] == sorted(features)
+    assert sorted(i for s in suites for i in s.scenarios) == sorted(i.id for i in dataset.instances)
+    assert sum(len(s.targets) for s in suites) > 0
+    for suite in suites:
+        assert len(suite.targets) <= 6 and len({t.scenario for t in suite.targets}) == len(suite.targets)
+        for target in suite.targets:
+            killers = [i for i in suite.scenarios if target.mutant in gold[i].kills]
+            assert killers == [target.scenario]
+        assert {(d.file, d.line) for i in suite.scenarios for d in gold[i].step_definitions} == \
+            {(d.file, d.line) for d in suite.reference_step_definitions}
