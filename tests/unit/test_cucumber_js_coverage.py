@@ -60,7 +60,7 @@ def test_coverage_files_are_read_relative_to_the_tree_as_the_process_saw_it(tmp_
         {"url": "file:///project/src/m.js", "functions": _functions()},
         {"url": "file:///project/node_modules/x/index.js", "functions": _functions()}]}))
     (out / "coverage-1-2-1.json").write_text("{ torn")  # a process killed while writing
-    coverage = read_coverage(out, ["/project"], {"src/m.js"}, tree)
+    coverage = read_coverage(out, tree, {"src/m.js"})  # the sandbox's mount point, /project
     assert coverage.as_lists() == {"src/m.js": [1, 2, 3, 7]}
     assert coverage.functions == {("src/m.js", 1, "a")}
 

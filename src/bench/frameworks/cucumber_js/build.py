@@ -41,15 +41,8 @@ from bench.frameworks.cucumber_js.interfaces import (
     scenario_calls,
 )
 from bench.frameworks.cucumber_js.language import make_mutant, production_files
-from bench.frameworks.cucumber_js.runner import (
-    PROJECT_MOUNT,
-    CucumberRun,
-    link_tree,
-    run_cucumber,
-    step_files,
-    warm_compile_cache,
-)
-from bench.frameworks.cucumber_js.testside import StepSite, TestSideJs
+from bench.frameworks.cucumber_js.runner import CucumberRun, compile_cache_for, link_tree, run_cucumber, step_files
+from bench.frameworks.cucumber_js.testside import STEP_TYPES, StepSite, TestSideJs
 from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, load_coverage, read_coverage
 from bench.isolation import IsolationError, resolve_mode, wrap
 from bench.model import (
@@ -66,7 +59,6 @@ from bench.model import (
     ViewSpec,
 )
 
-STEP_TYPES = {"Context": "given", "Action": "when", "Outcome": "then"}
 FRESH_SAMPLE = 60  # (instance, mutant) pairs replayed in fresh processes, half of them kills
 
 
@@ -106,14 +98,13 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
         if not files:
             raise BuildError(f"{source.root}: cucumber.json's default profile names no step files (require/import)")
         side = TestSideJs(work, files)
-        cache = warm_compile_cache(work, source.features_dir, tmp / "tsx-cache", tmp / "out" / "warm", isolation)
+        cache = compile_cache_for(tmp / "tsx-cache", isolation)
         production = production_files(work, list(source.production))
         declarations = ProductionDeclarations(work, production)
         # what runs while the suite loads (a dry run loads every support file and what they
         # require): a view that hid it would break loading
         loading = load_coverage(work, source.features_dir, tmp / "out" / "load", set(production),
-                                timeout=options.timeout, isolation=isolation, compile_cache=cache,
-                                roots=[str(work), PROJECT_MOUNT])
+                                timeout=options.timeout, isolation=isolation, compile_cache=cache)
         load_time = {d.key for d in declarations.ran(loading.functions)}
     with timer("parse"):
         candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
@@ -142,9 +133,8 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
             cand.runtime += result.elapsed
             if k == 0:
                 traced[cand.instance_id] = result
-                covered[cand.instance_id] = read_coverage(tmp / "out" / f"iso-{n}" / "v8",
-                                                          [str(work), PROJECT_MOUNT], set(production),
-                                                          work).without(loading.lines)
+                covered[cand.instance_id] = read_coverage(tmp / "out" / f"iso-{n}" / "v8", work,
+                                                          set(production)).without(loading.lines)
             if not cand.isolation[-1] and cand.failure is None:
                 cand.failure = _failure(result, len(cand.requirement.run_lines))
     sites: dict[str, list[tuple[int, int, StepSite, str]]] = {}  # id -> (row line, step index, site, type)
@@ -289,7 +279,8 @@ def _analyse(project: str, source: Any, validated: list[Candidate], sites: dict,
                          for f in sorted({s.file for s in closure})]
         instances.append(Instance(
             id=cand.instance_id, project=project, requirement=cand.requirement,
-            target_interfaces=interface_groups(calls[cand.instance_id].targets), test_level=TestLevel.component, depends_on=relations.depends_on.get(cand.instance_id, []),
+            target_interfaces=interface_groups(calls[cand.instance_id].targets), test_level=TestLevel.component,
+            depends_on=relations.depends_on.get(cand.instance_id, []),
             variant_of=relations.variant_of.get(cand.instance_id, []), group=relations.group_of[cand.instance_id],
             view=ViewSpec(target_hidden=[d.body_span() for d in hidden_declarations(calls[cand.instance_id], shared,
                                                                                       load_time)],

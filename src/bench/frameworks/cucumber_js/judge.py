@@ -34,15 +34,8 @@ from typing import Any
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
 from bench.frameworks.cucumber_js.interfaces import scenario_calls
 from bench.frameworks.cucumber_js.language import production_files
-from bench.frameworks.cucumber_js.runner import (
-    PROJECT_MOUNT,
-    CucumberRun,
-    link_tree,
-    run_cucumber,
-    step_files,
-    warm_compile_cache,
-)
-from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, TestSideJs
+from bench.frameworks.cucumber_js.runner import CucumberRun, compile_cache_for, link_tree, run_cucumber, step_files
+from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, STEP_TYPES, TestSideJs
 from bench.frameworks.cucumber_js.v8coverage import coverage_env, load_coverage, read_coverage
 from bench.model import GoldTest, Instance, Outcome, Prediction
 from bench.mutation.executor import load_manifest
@@ -220,12 +213,12 @@ class ProjectJudge:
         self._cache_dir = Path(tempfile.mkdtemp(prefix="req2test-cjs-cache-"))
         trusted = self._cache_dir / "tree"  # the snapshot as built: no prediction code runs here
         link_tree(self.snapshot, trusted, None, self.modules)
-        self.cache = warm_compile_cache(trusted, project.features_dir, self._cache_dir / "tsx",
-                                        self._cache_dir / "out", options.isolation)
-        # the builder took what loading the suite covers out of the ground truth's coverage
+        self.cache = compile_cache_for(self._cache_dir / "tsx", options.isolation)
+        # one trusted dry run fills the compile cache and measures what loading the suite
+        # covers (the builder took that out of the ground truth's coverage too)
         self.load_lines = load_coverage(trusted, project.features_dir, self._cache_dir / "load", set(self.production),
                                         timeout=options.timeout, isolation=options.isolation,
-                                        compile_cache=self.cache, roots=[str(trusted), PROJECT_MOUNT]).lines
+                                        compile_cache=self.cache).lines
 
     # ------------------------------------------------------------------ submission check
     def rejections(self, files: dict[str, str]) -> list[str]:
@@ -326,10 +319,7 @@ class ProjectJudge:
 
     def _trace(self, clean: CucumberRun, base: Path, coverage_dir: Path) -> dict[str, Any]:
         """The prediction's covered production lines and API calls, from its clean run."""
-        from bench.frameworks.cucumber_js.build import STEP_TYPES
-
-        coverage = read_coverage(coverage_dir, [str(base), PROJECT_MOUNT], set(self.production),
-                                 base).without(self.load_lines)
+        coverage = read_coverage(coverage_dir, base, set(self.production)).without(self.load_lines)
         side = TestSideJs(base, step_files(base))
         sites = []
         for pickle in clean.report.pickles:

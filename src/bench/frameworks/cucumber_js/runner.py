@@ -154,12 +154,7 @@ def step_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def warm_compile_cache(work: Path, features_dir: str, cache: Path, out_dir: Path, isolation: str,
-                       timeout: float = 300.0) -> Path | None:
-    """Fill ``cache`` with one trusted ``--dry-run`` (it loads every support file and what they
-    require); None without bubblewrap, where runs do not share a mount path."""
-    if isolation != "bwrap":
-        return None
-    run_cucumber(work, [features_dir], out_dir, timeout=timeout, isolation=isolation,
-                 extra_args=["--dry-run"], compile_cache=cache, writable_cache=True)
-    return cache
+def compile_cache_for(directory: Path, isolation: str) -> Path | None:
+    """Where tsx's transform cache lives: runs share it only under bubblewrap, where every
+    tree is mounted at the same path (None otherwise)."""
+    return directory if isolation == "bwrap" else None

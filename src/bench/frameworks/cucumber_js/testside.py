@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 REGISTRARS = ("Given", "When", "Then", "defineStep", "defineParameterType")
 STEP_KEYWORDS = {"Given": "Context", "When": "Action", "Then": "Outcome"}
+STEP_TYPES = {"Context": "given", "Action": "when", "Outcome": "then"}  # Cucumber Messages' step types
 SOURCE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts")
 
 

@@ -161,13 +161,15 @@ def _encode(values: list[int]) -> str:
     return "".join(out)
 
 
-def read_coverage(directory: Path, roots: list[str], production: set[str],
-                  tree: Path | None = None) -> RunCoverage:
+def read_coverage(directory: Path, tree: Path, production: set[str]) -> RunCoverage:
     """Merge every coverage file Node wrote in ``directory`` for the files in ``production``
-    (paths relative to one of ``roots``: the run's tree as the process saw it). A script
-    without a source map (plain JavaScript) is read from ``tree``."""
+    (paths relative to the run's tree as the process saw it: ``tree`` itself, or the mount
+    point inside the sandbox). A script without a source map (plain JavaScript) is read from
+    ``tree``."""
+    from bench.frameworks.cucumber_js.runner import PROJECT_MOUNT
+
     result = RunCoverage()
-    prefixes = [r.rstrip("/") + "/" for r in roots]
+    prefixes = [str(tree).rstrip("/") + "/", PROJECT_MOUNT + "/"]
     for path in sorted(directory.glob("coverage-*.json")) if directory.is_dir() else []:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -181,7 +183,7 @@ def read_coverage(directory: Path, roots: list[str], production: set[str],
                 continue
             cached = maps.get(url)
             if not cached or not isinstance(cached.get("data"), dict):
-                if tree is None or not (tree / rel).is_file():
+                if not (tree / rel).is_file():
                     continue
                 source_map, lengths = identity_map((tree / rel).read_text(encoding="utf-8", errors="replace"))
                 cached = {"data": source_map, "lineLengths": lengths}
@@ -204,14 +206,15 @@ def _relative(url: str, prefixes: list[str]) -> str:
 
 
 def load_coverage(work: Path, features_dir: str, out_dir: Path, production: set[str], *, timeout: float,
-                  isolation: str, compile_cache: Path | None, roots: list[str]) -> RunCoverage:
-    """What a ``--dry-run`` of the suite covers: every support file loaded, with what it
-    requires, and no step run."""
+                  isolation: str, compile_cache: Path | None) -> RunCoverage:
+    """What a trusted ``--dry-run`` of the suite covers: every support file loaded, with what
+    it requires, and no step run. The same run fills ``compile_cache`` (tsx's transform
+    cache), which every later run mounts read-only: no prediction code ever runs in it."""
     from bench.frameworks.cucumber_js.runner import run_cucumber
 
     run_cucumber(work, [features_dir], out_dir, timeout=timeout, isolation=isolation, extra_args=["--dry-run"],
-                 env=coverage_env(out_dir), compile_cache=compile_cache)
-    return read_coverage(out_dir / "v8", roots, production, work)
+                 env=coverage_env(out_dir), compile_cache=compile_cache, writable_cache=compile_cache is not None)
+    return read_coverage(out_dir / "v8", work, production)
 
 
 def coverage_env(out_dir: Path) -> dict[str, str]:
