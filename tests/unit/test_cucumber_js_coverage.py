@@ -10,14 +10,28 @@ from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDecl
 from bench.frameworks.cucumber_js.interfaces import hidden_declarations, interface_groups, scenario_calls
 from bench.frameworks.cucumber_js.testside import scan_source
 from bench.frameworks.cucumber_js.v8coverage import (
-    _encode,
     decode_mappings,
-    identity_map,
+    identity_segments,
     innermost_counts,
     read_coverage,
     script_coverage,
 )
 from harness.hiding_js import hide_js_bodies
+
+
+def _encode(values: list[int]) -> str:
+    """Base64 VLQ, as a source map writes it."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    out = []
+    for value in values:
+        vlq = (-value << 1) | 1 if value < 0 else value << 1
+        while True:
+            digit = vlq & 31
+            vlq >>= 5
+            out.append(alphabet[digit | (32 if vlq else 0)])
+            if not vlq:
+                break
+    return "".join(out)
 
 
 def test_source_map_segments_decode_to_absolute_positions() -> None:
@@ -44,8 +58,8 @@ def _functions() -> list[dict]:
 
 
 def test_a_function_that_never_ran_leaves_its_lines_uncovered() -> None:
-    source_map, lengths = identity_map(SCRIPT)
-    covered, ran = script_coverage(_functions(), source_map, lengths)
+    segments, lengths = identity_segments(SCRIPT)
+    covered, ran = script_coverage(_functions(), segments, lengths)
     assert covered == {1, 2, 3, 7}
     assert ran == {(1, "a")}
 

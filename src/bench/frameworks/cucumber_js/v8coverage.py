@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -100,23 +101,23 @@ def innermost_counts(ranges: list[tuple[int, int, int]], offsets: list[int]) -> 
     return counts
 
 
-def script_coverage(functions: list[dict], source_map: dict, line_lengths: list[int],
-                    source_index: int = 0) -> tuple[set[int], set[tuple[int, str]]]:
+Segment = tuple[int, int, int]  # (generated line, generated column, source line), 0-based
+
+
+def script_coverage(functions: list[dict], segments: list[Segment],
+                    line_lengths: list[int]) -> tuple[set[int], set[tuple[int, str]]]:
     """(covered 1-based source lines, functions that ran as (1-based start line, name)) of one
-    script, through its source map's ``source_index``-th source."""
+    script, given the mapped positions of its one source."""
     starts = [0]
     for length in line_lengths:
         starts.append(starts[-1] + length + 1)
-    mapped: list[tuple[int, int]] = []  # (generated offset, source line)
-    for gen_line, column, source, line in decode_mappings(source_map.get("mappings", "")):
-        if source == source_index and gen_line < len(starts):
-            mapped.append((starts[gen_line] + column, line + 1))
-    mapped.sort()
+    mapped = sorted((starts[gen_line] + column, line + 1) for gen_line, column, line in segments
+                    if gen_line < len(starts))  # (generated offset, source line)
+    offsets = [offset for offset, _ in mapped]
     ranges = [(r["startOffset"], r["endOffset"], r["count"]) for f in functions for r in f["ranges"]]
-    counts = innermost_counts(ranges, [offset for offset, _ in mapped])
+    counts = innermost_counts(ranges, offsets)
     covered = {line for offset, line in mapped if counts.get(offset, 0) > 0}
     ran: set[tuple[int, str]] = set()
-    offsets = [offset for offset, _ in mapped]
     for function in functions:
         first = function["ranges"][0]
         if first["count"] <= 0 or not function.get("functionName"):
@@ -128,37 +129,16 @@ def script_coverage(functions: list[dict], source_map: dict, line_lengths: list[
     return covered, ran
 
 
-def identity_map(source: str) -> tuple[dict, list[int]]:
-    """A source map of a script Node ran as written (plain JavaScript): every run of
-    non-blank characters maps to itself, so the same rule applies to both kinds of file."""
-    import re
-
-    groups = []
-    lengths = []
-    previous_line = 0
+def identity_segments(source: str) -> tuple[list[Segment], list[int]]:
+    """The mapped positions of a script Node ran as written (plain JavaScript): every run of
+    non-blank characters maps to itself, so the same rule applies to both kinds of file;
+    and its line lengths."""
+    segments: list[Segment] = []
+    lengths: list[int] = []
     for number, line in enumerate(source.split("\n")):
         lengths.append(len(line))
-        segments = []
-        column = 0
-        for match in re.finditer(r"\S+", line):
-            segments.append(_encode([match.start() - column, 0, number - previous_line, 0]))
-            column, previous_line = match.start(), number
-        groups.append(",".join(segments))
-    return {"mappings": ";".join(groups), "sources": [""]}, lengths
-
-
-def _encode(values: list[int]) -> str:
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-    out = []
-    for value in values:
-        vlq = (-value << 1) | 1 if value < 0 else value << 1
-        while True:
-            digit = vlq & 31
-            vlq >>= 5
-            out.append(alphabet[digit | (32 if vlq else 0)])
-            if not vlq:
-                break
-    return "".join(out)
+        segments += [(number, match.start(), number) for match in re.finditer(r"\S+", line)]
+    return segments, lengths
 
 
 def read_coverage(directory: Path, tree: Path, production: set[str]) -> RunCoverage:
@@ -182,16 +162,18 @@ def read_coverage(directory: Path, tree: Path, production: set[str]) -> RunCover
             if rel not in production:
                 continue
             cached = maps.get(url)
-            if not cached or not isinstance(cached.get("data"), dict):
-                if not (tree / rel).is_file():
-                    continue
-                source_map, lengths = identity_map((tree / rel).read_text(encoding="utf-8", errors="replace"))
-                cached = {"data": source_map, "lineLengths": lengths}
-            sources = cached["data"].get("sources") or []
-            index = next((k for k, s in enumerate(sources) if _relative(s, prefixes) == rel
-                          or str(s).endswith("/" + rel.rsplit("/", 1)[-1])), 0)
-            lines, ran = script_coverage(script.get("functions", []), cached["data"], cached.get("lineLengths", []),
-                                         index)
+            if cached and isinstance(cached.get("data"), dict):
+                sources = cached["data"].get("sources") or []
+                index = next((k for k, s in enumerate(sources) if _relative(s, prefixes) == rel
+                              or str(s).endswith("/" + rel.rsplit("/", 1)[-1])), 0)
+                segments = [(g, c, line) for g, c, source, line in decode_mappings(cached["data"].get("mappings", ""))
+                            if source == index]
+                lengths = cached.get("lineLengths", [])
+            elif (tree / rel).is_file():
+                segments, lengths = identity_segments((tree / rel).read_text(encoding="utf-8", errors="replace"))
+            else:
+                continue
+            lines, ran = script_coverage(script.get("functions", []), segments, lengths)
             result.lines.setdefault(rel, set()).update(lines)
             result.functions |= {(rel, line, name) for line, name in ran}
     return result
