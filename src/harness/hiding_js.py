@@ -11,22 +11,10 @@ method; the line is the declaration's first line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 from bench.frameworks.cucumber_js.declarations import FUNCTION_NODES, function_name
+from bench.frameworks.cucumber_js.testside import js_parser
 from harness.hiding import HIDDEN_MESSAGE, HidingReport
-
-@lru_cache(maxsize=2)
-def _parser(typescript: bool):
-    import tree_sitter
-
-    if typescript:
-        import tree_sitter_typescript
-
-        return tree_sitter.Parser(tree_sitter.Language(tree_sitter_typescript.language_typescript()))
-    import tree_sitter_javascript
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
 
 
 class JsHider:
@@ -40,7 +28,7 @@ class JsHider:
 def hide_js_bodies(source: str, should_hide: Callable[[str, int], bool],
                    typescript: bool = True) -> tuple[str, HidingReport]:
     data = source.encode("utf-8")
-    tree = _parser(typescript).parse(data)
+    tree = js_parser(typescript).parse(data)
     report = HidingReport()
     spans: list[tuple[int, int]] = []
     stack: list[tuple[object, str]] = [(tree.root_node, "")]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from bench.model import BodySpan, Declaration
 
 FUNCTION_NODES = {"function_declaration", "generator_function_declaration", "method_definition",
-              "function_expression", "arrow_function", "function", "generator_function"}
+                  "function_expression", "arrow_function", "function", "generator_function"}
 _CLASSES = ("class_declaration", "class", "abstract_class_declaration")
 
 Kind = Literal["function", "method", "property", "classmethod", "staticmethod", "constructor"]
@@ -89,9 +89,9 @@ def _public(node, name: str) -> bool:
 
 
 def scan_declarations(file: str, source: bytes) -> list[JsDeclaration]:
-    from bench.frameworks.cucumber_js.testside import _parser
+    from bench.frameworks.cucumber_js.testside import js_parser
 
-    tree = _parser(not file.endswith((".js", ".cjs", ".mjs", ".jsx"))).parse(source)
+    tree = js_parser(not file.endswith((".js", ".cjs", ".mjs", ".jsx"))).parse(source)
     found: list[JsDeclaration] = []
     stack: list[tuple[object, str]] = [(tree.root_node, "")]
     while stack:
@@ -183,10 +183,10 @@ class CallReader:
         self._parsed: dict[str, tuple[object, dict[str, list[tuple[int, int]]]]] = {}
 
     def calls(self, file: str, start_byte: int, end_byte: int) -> set[str]:
-        from bench.frameworks.cucumber_js.testside import _parser
+        from bench.frameworks.cucumber_js.testside import js_parser
 
         if file not in self._parsed:
-            tree = _parser(file.endswith((".ts", ".cts", ".mts"))).parse((self.root / file).read_bytes())
+            tree = js_parser(file.endswith((".ts", ".cts", ".mts"))).parse((self.root / file).read_bytes())
             self._parsed[file] = (tree, named_functions(tree))
         tree, helpers = self._parsed[file]
         names = called_names(tree, start_byte, end_byte)

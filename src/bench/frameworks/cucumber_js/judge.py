@@ -74,9 +74,9 @@ FORBIDDEN_MODULES = {"child_process", "worker_threads", "cluster", "vm", "inspec
 
 def _syntax_findings(path: str, text: str) -> list[str]:
     """What the syntax tree shows (names outside strings and comments, computed requires)."""
-    from bench.frameworks.cucumber_js.testside import _parser
+    from bench.frameworks.cucumber_js.testside import js_parser
 
-    tree = _parser(path.endswith((".ts", ".cts", ".mts")))
+    tree = js_parser(path.endswith((".ts", ".cts", ".mts")))
     root = tree.parse(text.encode("utf-8")).root_node
     findings: list[str] = []
     stack = [root]

@@ -46,7 +46,8 @@ class StepSite(BaseModel):
 
 
 @lru_cache(maxsize=4)
-def _parser(typescript: bool):
+def js_parser(typescript: bool):
+    """tree-sitter's parser for TypeScript or JavaScript (one per grammar; the harness's hider uses it too)."""
     import tree_sitter
 
     if typescript:
@@ -75,7 +76,7 @@ def _literal(node) -> str | None:
 
 def scan_source(file: str, source: bytes) -> list[StepSite]:
     """Every literal-pattern step definition in one file, in source order."""
-    parser = _parser(file.endswith((".ts", ".cts", ".mts")))
+    parser = js_parser(file.endswith((".ts", ".cts", ".mts")))
     tree = parser.parse(source)
     sites: list[StepSite] = []
     stack = [tree.root_node]
@@ -168,7 +169,7 @@ def strip_bodies(file: str, source: bytes, sites: Iterable[StepSite]) -> bytes:
     """``source`` with the step function of each site emptied (``{}`` keeping its lines):
     the step still matches and passes, and checks nothing (the ``empty`` calibration)."""
     wanted = {(s.start_byte, s.end_byte) for s in sites}
-    tree = _parser(file.endswith((".ts", ".cts", ".mts"))).parse(source)
+    tree = js_parser(file.endswith((".ts", ".cts", ".mts"))).parse(source)
     spans: list[tuple[int, int]] = []
     stack = [tree.root_node]
     while stack:
