@@ -30,8 +30,11 @@ class FeatureFile:
 
 
 def read_feature_file(root: Path, path: Path) -> FeatureFile:
-    rel = path.relative_to(root).as_posix()
-    text = path.read_text(encoding="utf-8", errors="replace")
+    return parse_feature(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8", errors="replace"))
+
+
+def parse_feature(rel: str, text: str) -> FeatureFile:
+    """A feature file's text, as ``rel`` (a file on disk, or a version in a git history)."""
     try:
         document = Parser().parse(TokenScanner(text))
     except (ParserException, CompositeParserException) as exc:

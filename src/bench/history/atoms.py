@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from typing import Literal, Self
 
 from pydantic import Field
 
-from bench.gherkin_reader import read_feature_file
+from bench.gherkin_reader import parse_feature
 from bench.model import Frozen, Requirement, Step, StepType
 
 DEFAULT_DEFERRAL_TAGS: tuple[str, ...] = ("@wip", "@skip", "@ignore", "@pending", "@not_implemented")
@@ -154,8 +153,8 @@ def replay_history(repo: str | Path, features_dir: str = "features", end: str = 
     deferral = sorted({_normal_tag(tag) for tag in deferral_tags})
     commits: list[CommitRef] = []
     events: list[LifecycleEvent] = []
-    with _BlobReader(repo) as blobs, tempfile.TemporaryDirectory(prefix="req2test-history-") as scratch:
-        replayer = _Replayer(features_dir, _AtomParser(Path(scratch), blobs, set(deferral)))
+    with _BlobReader(repo) as blobs:
+        replayer = _Replayer(features_dir, _AtomParser(blobs, set(deferral)))
         for commit in _first_parent_log(repo, end_sha):
             commits.append(commit.ref)
             drafts = replayer.apply(commit)
@@ -351,8 +350,7 @@ def _plain_tags(state: AtomState, deferral: set[str]) -> set[str]:
 class _AtomParser:
     """Blob sha → atom templates (no id, no path), each blob parsed once."""
 
-    def __init__(self, scratch: Path, blobs: _BlobReader, deferral: set[str]) -> None:
-        self._scratch = scratch
+    def __init__(self, blobs: _BlobReader, deferral: set[str]) -> None:
         self._blobs = blobs
         self.deferral = deferral
         self._cache: dict[str, list[tuple[str, AtomState]] | str] = {}
@@ -364,11 +362,11 @@ class _AtomParser:
         return self._cache[blob]
 
     def _parse(self, blob: str) -> list[tuple[str, AtomState]] | str:
-        # read_feature_file is the bench's one Gherkin reading; it takes a file on disk.
-        path = self._scratch / "version.feature"
-        path.write_bytes(self._blobs.read(blob))
+        # the bench's one Gherkin reading, on the text as a file read from disk would give it
+        # (universal newlines, undecodable bytes replaced)
+        text = self._blobs.read(blob).decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
         try:
-            feature = read_feature_file(self._scratch, path)
+            feature = parse_feature("version.feature", text)
         except Exception as exc:  # noqa: BLE001 - a historical version (say an unknown `# language:`) must not end the replay
             return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         if feature.problem == "empty":  # comment-only: it states no requirement, legitimately
