@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from bench.model import GoldTest, Instance, SummaryStat
+from bench.suite.metrics import word_count
 
 
 def summary(values: Iterable[float]) -> SummaryStat:
@@ -15,25 +16,21 @@ def summary(values: Iterable[float]) -> SummaryStat:
     return SummaryStat(min=min(items), max=max(items), mean=round(sum(items) / len(items), 2), total=sum(items))
 
 
-def _words(text: str) -> int:
-    return len(text.split())
-
-
 def table2(instances: list[Instance], gold: dict[str, GoldTest]) -> dict[str, SummaryStat]:
     per_feature = Counter(i.requirement.feature_file for i in instances)
     feature_words: dict[str, int] = {}
     for inst in instances:
         req = inst.requirement
-        feature_words[req.feature_file] = _words(req.feature_name) + _words(req.feature_description)
+        feature_words[req.feature_file] = word_count(req.feature_name) + word_count(req.feature_description)
 
     def scenario_words(inst: Instance) -> int:
         req = inst.requirement
-        count = _words(req.scenario_name) + _words(req.scenario_description)
+        count = word_count(req.scenario_name) + word_count(req.scenario_description)
         for step in req.effective_steps:
-            count += _words(step.text) + _words(step.docstring or "")
-            count += sum(_words(cell) for row in (step.table or []) for cell in row)
+            count += word_count(step.text) + word_count(step.docstring or "")
+            count += sum(word_count(cell) for row in (step.table or []) for cell in row)
         for table in req.examples:
-            count += sum(_words(cell) for row in [table.header, *table.rows] for cell in row)
+            count += sum(word_count(cell) for row in [table.header, *table.rows] for cell in row)
         return count
 
     def code_files(inst: Instance) -> list:
