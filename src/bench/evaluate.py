@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -292,6 +293,80 @@ def _card_sha(root: Path) -> str:
     return hashlib.sha256((root / "dataset.json").read_bytes()).hexdigest()
 
 
+class ProjectJudging:
+    """Judging one project's predictions: its submission check, its sandbox base (built once,
+    on first need) and its judge. Used by ``evaluate`` (one scenario per prediction) and by the
+    suite evaluator (one suite prediction judged on each of its scenarios)."""
+
+    def __init__(self, dataset: Dataset, project_name: str, gold: dict[str, GoldTest], options: EvaluateOptions,
+                 tmp: Path, gold_files: set[str]) -> None:
+        self.project = dataset.project(project_name)
+        self.dataset, self.tmp, self.gold_files = dataset, tmp, gold_files
+        self.own = get_framework(self.project.framework).evaluation(dataset.root, self.project, gold, options)
+        self.traced = bool(getattr(self.own, "traces", False)) if self.own is not None else True
+        self.verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants,
+                                              replays=options.replays, isolation=options.isolation,
+                                              seed=options.seed)
+        snapshot = dataset.root / self.project.snapshot
+        self.snapshot = snapshot
+        if self.own is None:
+            self.area = TestArea.of(snapshot, self.project.features_dir, self.project.framework)
+            self.index: ProductionIndex | None = ProductionIndex(snapshot, self.project.production)
+            self.manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
+        else:
+            self.index, self.manifest = None, {}
+        self._base: Any = None
+        self._base_lock = threading.Lock()
+
+    def result_gold(self, gold: GoldTest | None) -> GoldTest | None:
+        """The gold a generation failure's result is scored against: behave's results have always
+        scored such a failure as 0 on every metric (no gold), a framework's own judge by its gold."""
+        return gold if self.own is not None else None
+
+    def rejections(self, prediction: Prediction) -> str | None:
+        """Why the prediction is a generation failure without running it (None: it can run)."""
+        files = prediction.files
+        rejected = self.own.rejections(files) if self.own is not None else self.area.rejections(files)
+        if rejected:
+            return INVALID_SUBMISSION + rejected[0]
+        if self.own is not None:
+            if not any(content.strip() for content in files.values()):
+                return "no usable test code (no non-empty file)"
+        elif not any(path.endswith(".py") and content.strip() for path, content in files.items()):
+            return "no usable test code (no non-empty .py file)"
+        return None
+
+    def rejected_paths(self, prediction: Prediction) -> list[str]:
+        files = prediction.files
+        return (self.own.rejections(files) if self.own is not None else self.area.rejections(files))[:50]
+
+    def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
+        """The verdict; an evaluator bug becomes an infrastructure failure, never an exception."""
+        try:
+            if self.own is not None:
+                return self.own.judge(inst, prediction, gold)
+            return judge(inst, prediction, gold, self.manifest, self.base(), self.tmp, self.verdict_options)
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
+            return Judgement(Outcome.infrastructure_failure, f"evaluator error: {type(exc).__name__}: {exc}"[:300])
+
+    def base(self) -> Any:
+        with self._base_lock:  # judged from several threads; built once
+            return self._build_base()
+
+    def _build_base(self) -> Any:
+        if self._base is None:
+            project = self.project
+            self._base = build_base(self.snapshot, self.tmp / f"base-{_safe(project.name)}", project.features_dir,
+                                    project.python_path, project.production, self.area.infrastructure_py,
+                                    self.gold_files, project.framework)
+        return self._base
+
+
+def ground_truth_files(gold: dict[str, GoldTest]) -> set[str]:
+    """Every ground-truth test file of the dataset: kept off every sandbox's disk."""
+    return {f.path for g in gold.values() for f in g.closure if f.role != "data"}
+
+
 def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions: dict[str, Prediction],
                         problems: dict[str, str], todo: list[Instance], journal: Journal,
                         options: EvaluateOptions, progress: Any) -> None:
@@ -305,93 +380,36 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
         by_project.setdefault(inst.project, []).append(inst)
     if progress is not None:
         progress.stage("evaluating", len(todo))
-    verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants, replays=options.replays,
-                                     isolation=options.isolation, seed=options.seed)
-    # every ground-truth test file of the dataset stays off every sandbox's disk
-    gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
+    gold_files = ground_truth_files(gold)
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
-            project = dataset.project(project_name)
-            own = get_framework(project.framework).evaluation(dataset.root, project, gold, options)
-            if own is not None:  # a framework with its own runs (cucumber-js)
-                _evaluate_own(own, instances, gold, predictions, problems, journal, options, progress)
-                continue
-            snapshot = dataset.root / project.snapshot
-            area = TestArea.of(snapshot, project.features_dir, project.framework)
-            index = ProductionIndex(snapshot, project.production)
-            manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
-            runnable: list[tuple[Instance, Prediction]] = []
-            for inst in instances:
-                result = _precheck(inst, predictions.get(inst.id), problems.get(inst.id), area)
-                if result is not None:
-                    journal.append(result)
-                    if progress is not None:
-                        progress.advance()
-                    continue
-                runnable.append((inst, predictions[inst.id]))
-            if not runnable:
-                continue
-            base = build_base(snapshot, Path(tmp) / f"base-{_safe(project_name)}", project.features_dir,
-                              project.python_path, project.production, area.infrastructure_py, gold_files,
-                              project.framework)
+            judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), gold_files)
+            measured = 0.0 if judging.traced else None
 
-            def one(item: tuple[Instance, Prediction], manifest: dict = manifest, base: Any = base,
-                    index: ProductionIndex = index) -> None:
-                inst, prediction = item
-                started = time.monotonic()
-                try:
-                    judgement = judge(inst, prediction, gold[inst.id], manifest, base, Path(tmp), verdict_options)
-                except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
-                    judgement = Judgement(Outcome.infrastructure_failure,
-                                          f"evaluator error: {type(exc).__name__}: {exc}"[:300])
-                journal.append(_score(inst, prediction, judgement, gold[inst.id], index,
-                                      time.monotonic() - started))
+            def one(inst: Instance, judging: ProjectJudging = judging, measured: float | None = measured) -> None:
+                prediction = predictions.get(inst.id)
+                problem = problems.get(inst.id)
+                if problem is not None or prediction is None:
+                    result = _empty_result(inst, Outcome.generation_failure, problem or NO_PREDICTION,
+                                           judging.result_gold(gold.get(inst.id)), coverage=measured)
+                elif (reason := judging.rejections(prediction)) is not None:
+                    paths = judging.rejected_paths(prediction)
+                    result = _empty_result(inst, Outcome.generation_failure, reason,
+                                           judging.result_gold(gold[inst.id]),
+                                           coverage=measured, metadata=prediction.metadata,
+                                           **({"rejected_paths": paths} if paths else {}))
+                else:
+                    started = time.monotonic()
+                    judgement = judging.judge(inst, prediction, gold[inst.id])
+                    result = _score(inst, prediction, judgement, gold[inst.id], judging.index,
+                                    time.monotonic() - started, traced=judging.traced)
+                journal.append(result)
                 if progress is not None:
                     progress.advance()
 
             with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-                for future in [pool.submit(one, item) for item in runnable]:
+                for future in [pool.submit(one, inst) for inst in instances]:
                     future.result()
-
-
-def _evaluate_own(judge: Any, instances: list[Instance], gold: dict[str, GoldTest],
-                  predictions: dict[str, Prediction], problems: dict[str, str], journal: Journal,
-                  options: EvaluateOptions, progress: Any) -> None:
-    """The instances of a project whose framework judges them itself (``Framework.evaluation``);
-    the same journal, prechecks and scoring. A judge that ``traces`` puts the prediction's
-    covered lines and API keys in its judgements' trace (``coverage``, ``api``)."""
-    traces = bool(getattr(judge, "traces", False))
-    measured = 0.0 if traces else None
-
-    def one(inst: Instance) -> None:
-        prediction = predictions.get(inst.id)
-        problem = problems.get(inst.id)
-        if problem is not None or prediction is None:
-            result = _empty_result(inst, Outcome.generation_failure, problem or NO_PREDICTION,
-                                   gold.get(inst.id), coverage=measured)
-        elif rejected := judge.rejections(prediction.files):
-            result = _empty_result(inst, Outcome.generation_failure, INVALID_SUBMISSION + rejected[0],
-                                   gold[inst.id], coverage=measured, rejected_paths=rejected[:50],
-                                   metadata=prediction.metadata)
-        elif not any(content.strip() for content in prediction.files.values()):
-            result = _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty file)",
-                                   gold[inst.id], coverage=measured, metadata=prediction.metadata)
-        else:
-            started = time.monotonic()
-            try:
-                judgement = judge.judge(inst, prediction, gold[inst.id])
-            except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
-                judgement = Judgement(Outcome.infrastructure_failure,
-                                      f"evaluator error: {type(exc).__name__}: {exc}"[:300])
-            result = _score(inst, prediction, judgement, gold[inst.id], None, time.monotonic() - started,
-                            traced=traces)
-        journal.append(result)
-        if progress is not None:
-            progress.advance()
-
-    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        for future in [pool.submit(one, inst) for inst in instances]:
-            future.result()
 
 
 def _safe(name: str) -> str:
@@ -409,22 +427,6 @@ def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest 
                           hidden_recall=0.0 if gold is not None and gold.hidden_kills else None,
                           ground_truth_kills=len(gold.kills) if gold else 0, generated_kills=0,
                           evaluation_seconds=0.0, **extra)
-
-
-def _precheck(inst: Instance, prediction: Prediction | None, problem: str | None, area: TestArea) -> InstanceResult | None:
-    """Generation failures decided without running anything."""
-    if problem is not None:
-        return _empty_result(inst, Outcome.generation_failure, problem)
-    if prediction is None:
-        return _empty_result(inst, Outcome.generation_failure, NO_PREDICTION)
-    rejected = area.rejections(prediction.files)
-    if rejected:
-        return _empty_result(inst, Outcome.generation_failure, INVALID_SUBMISSION + rejected[0],
-                             rejected_paths=rejected[:50], metadata=prediction.metadata)
-    if not any(path.endswith(".py") and content.strip() for path, content in prediction.files.items()):
-        return _empty_result(inst, Outcome.generation_failure, "no usable test code (no non-empty .py file)",
-                             metadata=prediction.metadata)
-    return None
 
 
 def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest,

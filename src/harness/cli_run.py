@@ -31,7 +31,25 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (*USER_ERRORS, ExecutorError)
 
 
+def print_suite_outcome(outcome) -> None:
+    table = Table(title=f"{outcome.run_dir} (suite mode)", show_lines=False)
+    table.add_column("configuration", no_wrap=True)
+    for column in ("suites", "validity", "unimpl.", "mutation", "targets", "size", "$"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for s in outcome.suites:
+        table.add_row(s["config"], str(s["suites"]), num(s["validity_mean"]), str(s["unimplemented"]),
+                      num(s["mutation_score_mean"]), str(s["targets"]), num(s["size_ratio_mean"]),
+                      f"{s['cost_usd']:.4f}")
+    out.print(table)
+
+
 def print_outcome(outcome) -> None:
+    if outcome.suites:
+        print_suite_outcome(outcome)
+        console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")
+        for path in outcome.report:
+            console.print(f"report: {path}")
+        return
     table = Table(title=f"{outcome.run_dir}", show_lines=False)
     width = max((len(row["config"]) for row in outcome.configs), default=10)
     table.add_column("configuration", min_width=min(width, 40), overflow="fold")
@@ -66,7 +84,9 @@ def run_command(
     """Run an experiment: arms × views × instances × n candidates → generation → evaluation → report.
 
     The run directory gets one `configs/<arm>@<view>/` per reported configuration (best-of-n arms also
-    `/single` and one per extra selector), report.md and report.html. Interrupt it any time: a rerun
+    `/single` and one per extra selector), report.md and report.html. With `mode: suite` a generation writes
+    the steps of a whole feature file (instances are suite ids, `req2test suites` lists them) and each
+    arm's `suites/<arm>@ah/` holds validity, mutation score on requirement-targeted mutants and suite size. Interrupt it any time: a rerun
     resumes, and finished generations and evaluations are cached by content hash.
 
     Example experiment file:

@@ -26,7 +26,7 @@ from bench.dataset import load_dataset
 from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, Prediction
-from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, Trajectory
+from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, SuiteTask, Trajectory
 from harness.llm import Ledger, Limits, Model, ModelConfig, ProviderRefused
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 from harness.sandbox.policy import load_policy
@@ -181,7 +181,8 @@ BeforeAgent = Callable[[InstanceSandbox], dict[str, Any]]
 def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptions, policy, out_dir: Path,
                       attempt_prefix: str = "", enriched_requirement: str | None = None,
                       prerequisite_tests: dict[str, str] | None = None,
-                      before_agent: BeforeAgent | None = None, extra: dict[str, Any] | None = None) -> Prediction:
+                      before_agent: BeforeAgent | None = None, extra: dict[str, Any] | None = None,
+                      suite: SuiteTask | None = None) -> Prediction:
     """One generation in a fresh sandbox: the agent's test as a Prediction (not yet journaled).
 
     ``before_agent`` runs in the opened sandbox before the agent starts and may return task fields
@@ -189,7 +190,10 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
     Trajectories go to ``out_dir/trajectories/<instance>/<attempt_prefix><attempt>.jsonl``, model calls
     to ``out_dir/ledger.jsonl``.
     """
-    instance = ds.instance(instance_id)
+    # suite mode: ``instance_id`` is the suite's; the sandbox is its first scenario's view (every
+    # view removes every scenario's step definitions, and the all-hidden view hides every body)
+    sandbox_instance = suite.scenarios[0].instance_id if suite is not None else instance_id
+    instance = ds.instance(sandbox_instance)
     project = ds.project(instance.project)
     started = time.monotonic()
     attempts = 0
@@ -199,7 +203,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         attempts += 1
         work = out_dir / "work" / safe_name(instance_id)
         shutil.rmtree(work, ignore_errors=True)
-        opened = open_instance_sandbox(ds, instance_id, options.view, policy, work)
+        opened = open_instance_sandbox(ds, sandbox_instance, options.view, policy, work)
         ledger = Ledger(out_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts,
                                                    **({"candidate": attempt_prefix} if attempt_prefix else {})})
         model = Model(options.model, options.limits, ledger) if options.model is not None else None
@@ -214,7 +218,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         prerequisites = {**(prerequisite_tests or {}), **task_extra.get("prerequisite_tests", {})}
         if prerequisites:
             trajectory.add("prerequisites", given=sorted(prerequisites), detail=task_extra.get("detail", ""))
-        task = AgentTask(instance=instance, view=options.view, features_dir=project.features_dir,
+        task = AgentTask(instance=instance, suite=suite, view=options.view, features_dir=project.features_dir,
                          python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs,
                          enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites,
                          framework=project.framework,

@@ -114,3 +114,31 @@ def test_suite_instances_cover_every_scenario_once_with_narrow_targets(example_d
             assert killers == [target.scenario]
         assert {(d.file, d.line) for i in suite.scenarios for d in gold[i].step_definitions} == \
             {(d.file, d.line) for d in suite.reference_step_definitions}
+
+
+def test_scratch_files_shared_by_forked_mutant_runs_do_not_fake_kills(example_dataset: Path, tmp_path: Path) -> None:
+    """configuration.feature's inline scenarios write the configuration into a scratch directory
+    that before_scenario creates and after_scenario deletes. The builder forks mutant runs after
+    the Given step (split stream); the first child's after_scenario deleted the directory every
+    later child and the driver still needed, so the build recorded almost the whole pool as
+    killed (69 of 70) and the developers' own test then failed its oracle calibration. The
+    driver's clean run now vouches for its children: the oracle is kill-complete again."""
+    import json
+
+    from bench.calibrate import calibration_predictions
+    from bench.evaluate import EvaluateOptions, evaluate
+
+    dataset = load_dataset(example_dataset)
+    assert dataset.card.mutation["split_stream_discarded"] >= 1
+    inline = [i.id for i in dataset.instances if i.requirement.feature_file == "features/configuration.feature"
+              and i.requirement.scenario_line in (25, 40)]
+    assert len(inline) == 2
+    gold = dataset.load_gold()
+    for instance_id in inline:
+        assert 0 < len(gold[instance_id].kills) < len(gold[instance_id].pool) * 0.8
+    oracle = [p for p in calibration_predictions(example_dataset)["oracle"] if p.instance_id in inline]
+    path = tmp_path / "oracle.jsonl"
+    path.write_text("".join(p.model_dump_json() + "\n" for p in oracle), encoding="utf-8")
+    evaluate(example_dataset, path, tmp_path / "run", EvaluateOptions(workers=2, instances=inline, resamples=100))
+    rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert [(r["outcome"], r["kill_complete"]) for r in rows] == [("pass", True)] * 2

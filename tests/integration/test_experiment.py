@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.experiment.config import ExperimentError
 from harness.experiment.runner import ExperimentRunner, prepare
 from harness.submit import SubmissionError, build_bundle, validate_bundle
 
@@ -248,3 +250,72 @@ def test_enrichment_and_judge_through_a_scripted_provider(example_dataset: Path,
     assert all(p["metadata"]["cost_usd"] == pytest.approx(0.002) for p in judged)
     requests = (tmp_path / "run/provider-requests.jsonl").read_text()
     assert "Clarify the requirement" in requests and "Several candidate test implementations" in requests
+
+
+SUITES = ["tinyshop/features/tax.feature", "tinyshop/features/configuration.feature"]
+
+
+def _suite_script(dataset_dir: Path, suites: list[str]) -> dict:
+    """A scripted model that answers each suite prompt with the developers' step files, then submits:
+    the built-in agent, its tools and the real openai client on the loopback provider, nothing mocked."""
+    from bench.dataset import load_dataset
+    from bench.suite.calibration import suite_calibration_files
+    from bench.suite.instances import suite_instances
+
+    dataset = load_dataset(dataset_dir)
+    gold = dataset.load_gold()
+    turns = []
+    for suite in (s for s in suite_instances(dataset) if s.id in suites):
+        files = suite_calibration_files(dataset, suite, gold)["oracle"]
+        feature = re.escape(f"Feature file: `{suite.feature_file}`")
+        turns.append({"when": feature + r"[\s\S]*every scenario listed below", "cost": 0.02,
+                      "tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": text}}
+                                     for path, text in sorted(files.items())]})
+        turns.append({"when": feature, "cost": 0.01, "tool_calls": [{"name": "submit",
+                                                                     "arguments": {"summary": "done"}}]})
+    return {"turns": turns}
+
+
+def test_suite_mode_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
+    """mode: suite — one generation per feature file in the all-hidden view, judged scenario by
+    scenario on the real code and on the feature's requirement-targeted mutants. The developers'
+    suite (oracle agent, and the built-in agent replaying it through the scripted provider) is 100 %
+    valid and kills every target; steps that do nothing are valid and kill none; no steps at all
+    leave every scenario unimplemented."""
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(_suite_script(example_dataset, SUITES)), encoding="utf-8")
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "suites", "dataset": str(example_dataset), "mode": "suite", "views": ["ah"],
+        "instances": {"ids": SUITES}, "evaluation": {"workers": 2}, "provider": {"script": str(script)},
+        "arms": [{"name": "oracle", "agent": "oracle"}, {"name": "empty", "agent": "empty"},
+                 {"name": "none", "agent": "none"},
+                 {"name": "scripted", "agent": "builtin", "model": "openai/scripted"}]}), encoding="utf-8")
+    outcome = _run(path, tmp_path / "run")
+    summaries = {s["config"]: s for s in outcome.suites}
+    assert sorted(summaries) == ["empty@ah", "none@ah", "oracle@ah", "scripted@ah"]
+    scenarios = summaries["oracle@ah"]["scenarios"]
+    assert scenarios == 8 and summaries["oracle@ah"]["targets"] >= 3
+    for name in ("oracle@ah", "scripted@ah"):
+        assert summaries[name]["validity_pooled"] == 1.0 and summaries[name]["mutation_score_pooled"] == 1.0
+        assert summaries[name]["size_ratio_mean"] == 1.0 and summaries[name]["flaky"] == 0
+    assert summaries["scripted@ah"]["cost_usd"] == pytest.approx(0.06)
+    assert summaries["empty@ah"]["validity_pooled"] == 1.0 and summaries["empty@ah"]["mutation_score_pooled"] == 0.0
+    assert summaries["none@ah"]["validity_pooled"] == 0.0 and summaries["none@ah"]["unimplemented"] == scenarios
+    results = [json.loads(line) for line in
+               (tmp_path / "run/suites/scripted@ah/suite_results.jsonl").read_text().splitlines()]
+    assert [r["suite_id"] for r in results] == sorted(SUITES)
+    for result in results:  # each scenario judged on its own, the targets killed by valid scenarios only
+        assert all(v["stability"] == "valid" and v["clean_runs"] >= 4 for v in result["scenarios"])
+        assert result["mutation"]["killed"] == result["mutation"]["targets"]
+    requests = (tmp_path / "run/provider-requests.jsonl").read_text()
+    assert "every scenario listed below" in requests and "all-hidden" in requests
+    report = (tmp_path / "run/report.md").read_text()
+    assert "| oracle@ah | 2 | 8 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 |" in report
+    # a rerun in a new directory comes from the caches: no generation is run again
+    again = _run(path, tmp_path / "run2")
+    assert again.generated == 0 and again.cached == 8
+    with pytest.raises(ExperimentError, match="views: \\[ah\\]"):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(path.read_text().replace("- ah", "- th"), encoding="utf-8")
+        prepare(bad)

@@ -131,6 +131,9 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         "scorable_instances": sum(1 for k in kill_counts if k),
         "ground_truth_verdicts": dict(sorted(verdicts.items())),
         "fresh_process_fallbacks": sum(o.fallbacks for o in outcomes.values()),
+        # sessions whose split-stream children disturbed the shared state (the driver's clean run
+        # failed after them): their mutants were run whole instead
+        "split_stream_discarded": sum(1 for o in outcomes.values() if o.split_stream_discarded),
         "then_stripped_not_passing": stripped_broken,
         "generation_seconds": round(generated, 2),
         "execution_seconds": round(time.perf_counter() - started - generated, 2),

@@ -331,12 +331,21 @@ class Worker:
             run_recorder.point_hook = split.at
             result = run_recorder.run(runner, feature, lines, parsed)
             split.finish(result)  # a mutant child reports and exits here
-            return {"results": split.results}
+            # The driver's own run went on from every fork point after that point's children
+            # had finished: it is a clean run of the shared state they left behind. Children
+            # share everything outside the process (files in /tmp, a scratch directory an
+            # after_scenario hook deletes): when the driver fails, the children may have
+            # failed for the same reason, so none of their verdicts is kept.
+            return {"results": split.results, "driver_passed": _run_passed(result, len(lines)),
+                    "driver_failure": str(_summarize_run(result, len(lines)).get("first_failure") or "")[:300]}
 
         timings["prepare"] = round(time.monotonic() - started - timings["clean"], 4)
         driven = fork_call(drive, limit * (len(planned) + 1) + 60.0) if planned else {"results": {}}
         timings["split_stream"] = round(float(driven.get("elapsed", 0.0)), 4)
         results = driven.get("results", {})
+        if planned and driven.get("driver_passed") is False:
+            out["split_stream_discarded"] = driven.get("driver_failure") or "the driver's clean run failed"
+            results = {}  # every planned mutant runs whole, from a fork of the worker
         for mutant in planned:
             result = results.get(mutant["id"])
             if result is None:

@@ -58,6 +58,7 @@ class SessionOutcome:
     verdicts: dict[str, str] = field(default_factory=dict)
     details: dict[str, str] = field(default_factory=dict)
     fallbacks: int = 0
+    split_stream_discarded: str | None = None  # why the shared-prefix forks were thrown away, if they were
 
     def ids(self, verdict: str) -> list[str]:
         return sorted(k for k, v in self.verdicts.items() if v == verdict)
@@ -84,7 +85,7 @@ def collect_session(reply: dict[str, Any]) -> SessionOutcome:
     """Verdicts of a session reply; ``fallback`` ones still need ``resolve_fallbacks``."""
     if "clean" not in reply:
         return SessionOutcome(clean={"exit": reply.get("exit", "worker_error"), "error": reply.get("error", "")})
-    outcome = SessionOutcome(clean=reply["clean"])
+    outcome = SessionOutcome(clean=reply["clean"], split_stream_discarded=reply.get("split_stream_discarded"))
     for mutant_id, record in (reply.get("mutants") or {}).items():
         verdict = record["verdict"]
         outcome.verdicts[mutant_id] = "survived" if verdict == "unreached" else verdict

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -77,10 +78,23 @@ def validity(runs: Mapping[str, Sequence[bool]], k: int = RUNS) -> Validity:
     if wrong:
         raise ValueError(f"{len(wrong)} scenario(s) without exactly {k} runs: {', '.join(wrong[:5])}")
     passes = {s: sum(bool(r) for r in results) for s, results in runs.items()}
-    valid = sorted(s for s, n in passes.items() if n == k)
-    failing = sum(1 for n in passes.values() if n == 0)
-    return Validity(runs=k, generated=len(runs), valid=len(valid), flaky=len(runs) - len(valid) - failing,
-                    failing=failing, value=len(valid) / len(runs) if runs else None, valid_ids=valid)
+    return validity_of({s: "valid" if n == k else "failing" if n == 0 else "flaky" for s, n in passes.items()}, k)
+
+
+Stability = Literal["valid", "flaky", "failing"]
+
+
+def validity_of(labels: Mapping[str, Stability], k: int = RUNS) -> Validity:
+    """Validity from each scenario's stability label, as a judge that made at least ``k`` clean
+    runs per scenario decided it (``bench.verdict``: a pass needs the traced run and every null
+    variant to agree, ``unstable`` is a disagreement)."""
+    unknown = sorted(s for s, label in labels.items() if label not in ("valid", "flaky", "failing"))
+    if unknown:
+        raise ValueError(f"{len(unknown)} scenario(s) with an unknown label: {', '.join(unknown[:5])}")
+    valid = sorted(s for s, label in labels.items() if label == "valid")
+    failing = sum(1 for label in labels.values() if label == "failing")
+    return Validity(runs=k, generated=len(labels), valid=len(valid), flaky=len(labels) - len(valid) - failing,
+                    failing=failing, value=len(valid) / len(labels) if labels else None, valid_ids=valid)
 
 
 def mutation_score(targets: Iterable[str], kills: Mapping[str, Iterable[str]], valid: Collection[str]) -> MutationScore:

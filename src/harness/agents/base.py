@@ -26,10 +26,27 @@ EndReason = Literal["submitted", "no_tool_call", "max_calls", "wall_clock", "max
                     "provider_refused", "agent_error", "finished"]
 
 
+class SuiteScenario(BaseModel):
+    instance_id: str
+    name: str
+    line: int
+
+
+class SuiteTask(BaseModel):
+    """Suite mode (``mode: suite``): the step definitions of every scenario of one feature file."""
+
+    suite_id: str = Field(description="PROJECT/FEATURE_FILE")
+    feature_file: str
+    gherkin: str = Field(description="the whole feature file")
+    scenarios: list[SuiteScenario]
+
+
 class AgentTask(BaseModel):
     """Everything an agent may know about one generation."""
 
-    instance: Instance
+    instance: Instance = Field(description="the requirement; in suite mode the feature's first scenario "
+                                           "(read ``suite`` for the whole task)")
+    suite: SuiteTask | None = Field(None, description="set in suite mode: implement every scenario listed")
     view: Literal["th", "ah"]
     features_dir: str
     python_path: str = Field(description="PYTHONPATH inside the sandbox that makes production importable")

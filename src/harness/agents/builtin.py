@@ -62,7 +62,8 @@ def task_messages(task: AgentTask) -> list[dict[str, Any]]:
     system = render("system.md.j2", workspace=WORKSPACE, terms=terms)
     user = render("task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
                   view=task.view, features_dir=task.features_dir, python_path=task.python_path,
-                  paragraphs=[paragraph(name) for name in task.paragraphs], terms=terms, test_dirs=task.test_dirs)
+                  paragraphs=[paragraph(name) for name in task.paragraphs], terms=terms, test_dirs=task.test_dirs,
+                  suite=task.suite)
     if task.enriched_requirement:
         user += f"\n# Clarified requirement\n\n{task.enriched_requirement.strip()}\n"
     if task.prerequisite_tests:

@@ -14,18 +14,32 @@ from harness.agents.base import AgentEnv, AgentResult, AgentTask
 class CalibrationAgent:
     uses_ground_truth = True
 
-    def __init__(self, kind: str, files_by_instance: dict[str, dict[str, str]]) -> None:
+    def __init__(self, kind: str, files_by_instance: dict[str, dict[str, str]], dataset_dir=None) -> None:  # noqa: ANN001
         self.kind = kind
         self.name = f"calibration:{kind}"
         self.files_by_instance = files_by_instance
+        self.dataset_dir = dataset_dir
 
     def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
-        files = self.files_by_instance.get(task.instance.id, {})
+        files = self._suite_files(task.suite.suite_id) if task.suite is not None else \
+            self.files_by_instance.get(task.instance.id, {})
         for path, text in sorted(files.items()):
             env.sandbox.write_file(path, text)
             env.trajectory.add("tool", name="write_file", arguments={"path": path}, output=f"{len(text)} characters")
         env.trajectory.add("end", reason="finished")
         return AgentResult(reason="finished", summary=f"{self.kind}: wrote {len(files)} files")
+
+
+    def _suite_files(self, suite_id: str) -> dict[str, str]:
+        """The reference suite of one feature (bench.suite.calibration), not a union of per-scenario
+        files: then-stripped must strip every scenario's Then steps at once."""
+        from bench.dataset import load_dataset
+        from bench.suite.calibration import suite_calibration_files
+        from bench.suite.instances import suite_instances
+
+        dataset = load_dataset(self.dataset_dir)
+        suite = next(s for s in suite_instances(dataset) if s.id == suite_id)
+        return suite_calibration_files(dataset, suite, dataset.load_gold())[self.kind]
 
 
 class NoneAgent:
@@ -47,4 +61,4 @@ def calibration_agent(kind: str, dataset_dir) -> CalibrationAgent | NoneAgent:  
     predictions = calibration_predictions(dataset_dir)
     if kind not in predictions:
         raise ValueError(f"unknown calibration agent {kind!r}: oracle, empty, then-stripped or none")
-    return CalibrationAgent(kind, {p.instance_id: p.files for p in predictions[kind]})
+    return CalibrationAgent(kind, {p.instance_id: p.files for p in predictions[kind]}, dataset_dir)

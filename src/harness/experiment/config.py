@@ -133,6 +133,9 @@ class Arm(_Strict):
 class Experiment(_Strict):
     name: str = "experiment"
     dataset: str
+    mode: Literal["scenario", "suite"] = Field("scenario", description="scenario: a test per scenario; suite: "
+                                              "the step definitions of a whole feature file per generation "
+                                              "(TestSuiteBench), instances are suite ids PROJECT/FEATURE_FILE")
     instances: Literal["all"] | InstanceSelection = "all"
     views: list[Literal["th", "ah"]] = Field(default_factory=lambda: ["th"], min_length=1)
     sandbox: str = "default"
@@ -154,6 +157,16 @@ class Experiment(_Strict):
             raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
         if len(set(self.views)) != len(self.views):
             raise ValueError("a view is listed twice")
+        if self.mode == "suite":
+            problems = []
+            if self.views != ["ah"]:
+                problems.append("suite mode runs in the all-hidden view only: views: [ah]")
+            for arm in self.arms:
+                if arm.n > 1 or arm.enrich or arm.decompose != "off":
+                    problems.append(f"arm {arm.name}: suite mode has no strategies yet (n: 1, no enrich, "
+                                    "decompose: off)")
+            if problems:
+                raise ValueError("; ".join(problems))
         return self
 
 

@@ -99,8 +99,15 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
     instances: list[str] = []
     if dataset is not None:
         try:
-            instances = select_instances(experiment.instances, [i.id for i in dataset.instances],
-                                         {i.id: i.project for i in dataset.instances}, base)
+            if experiment.mode == "suite":
+                from bench.suite.instances import suite_instances
+
+                suites = suite_instances(dataset)
+                instances = select_instances(experiment.instances, [u.id for u in suites],
+                                             {u.id: u.project for u in suites}, base)
+            else:
+                instances = select_instances(experiment.instances, [i.id for i in dataset.instances],
+                                             {i.id: i.project for i in dataset.instances}, base)
         except ValueError as exc:
             errors.append(f"{locate(path, text, ('instances',))}: {exc}")
         if not instances and not errors:
@@ -248,6 +255,8 @@ class RunOutcome(BaseModel):
     cached: int
     seconds: float
     report: list[str] = Field(default_factory=list)
+    suites: list[dict[str, Any]] = Field(default_factory=list, description="suite mode: each configuration's "
+                                         "suite_summary.json")
 
 
 class ExperimentRunner:
@@ -298,22 +307,26 @@ class ExperimentRunner:
             self.api_base = self.provider.openai_base_url
         executor = make_executor(self.executor_spec)
         records: list[ConfigRecord] = []
+        suite_summaries: list[dict[str, Any]] = []
         try:
             for arm in self.experiment.arms:
                 for view in self.experiment.views:
                     epochs = self.experiment.epochs
                     for epoch in range(epochs):
-                        records += self._run_arm(ArmView(arm=arm, view=view, epoch=epoch if epochs > 1 else None),
-                                                 executor)
+                        av = ArmView(arm=arm, view=view, epoch=epoch if epochs > 1 else None)
+                        if self.experiment.mode == "suite":
+                            suite_summaries.append(self._run_suite_arm(av, executor))
+                        else:
+                            records += self._run_arm(av, executor)
         finally:
             executor.close()
             if self.provider is not None:
                 self.provider.stop()
             self.progress.close()
-        report = self._report()
+        report = self._suite_report() if self.experiment.mode == "suite" else self._report()
         return RunOutcome(run_dir=str(self.run_dir), configs=[_headline(self.run_dir, r) for r in records],
                           generated=self.generated, cached=self.cached, seconds=round(time.monotonic() - started, 1),
-                          report=report)
+                          report=report, suites=suite_summaries)
 
     # -- one arm in one view
     def _options(self, arm: Arm, view: str) -> GenerateOptions:
@@ -607,6 +620,118 @@ class ExperimentRunner:
         summary["config"] = record.name
         write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
         return record
+
+    # -- suite mode: one generation per feature file, scored by bench.suite.evaluate
+    def _run_suite_arm(self, av: ArmView, executor) -> dict[str, Any]:
+        from bench.suite.instances import suite_instances
+
+        from harness.agents.base import SuiteScenario, SuiteTask
+        from harness.experiment.units import SuiteEvaluationUnit, run_suite_evaluation
+
+        suites = {u.id: u for u in suite_instances(self.dataset)}
+        by_id = {i.id: i for i in self.dataset.instances}
+        options = self._options(av.arm, av.view)
+        gen_dir = self.run_dir / "generations" / av.name / "c1"
+        path = gen_dir / "predictions.jsonl"
+        drop_torn_tail(path)
+        set_aside_interrupted(path)
+        done = _journal(path)
+        ids = self.plan.instances
+        self.progress.stage(f"generate {av.name}", len(ids))
+        units = []
+        for suite_id in ids:
+            if suite_id in done:
+                self._count_done(done[suite_id])
+                continue
+            suite = suites[suite_id]
+            snapshot = self.dataset.root / self.dataset.project(suite.project).snapshot
+            task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file,
+                             gherkin=(snapshot / suite.feature_file).read_text(encoding="utf-8"),
+                             scenarios=[SuiteScenario(instance_id=s, name=by_id[s].requirement.scenario_name,
+                                                      line=by_id[s].requirement.scenario_line)
+                                        for s in suite.scenarios])
+            key = self._key("suite-generation", options, arm=av.arm.name, suite=suite_id, **av.key_parts())
+            units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir), instance_id=suite_id,
+                                        candidate=1, options=options, key=key, use_cache=self.experiment.cache,
+                                        suite=task))
+        batch = max(1, getattr(executor, "workers", 4)) if self.experiment.limits.max_run_cost else len(units)
+        for start in range(0, len(units), max(1, batch)):
+            self._check_budget()
+
+            def journal(index: int, prediction: Prediction) -> None:
+                append_prediction(path, prediction)
+                self._count_done(prediction, fresh=True)
+
+            executor.map(run_generation, units[start:start + batch], on_result=journal)
+        predictions = _journal(path)
+        # evaluation: content-addressed per suite, like single-scenario evaluations
+        cache = cache_root() / "suite-evaluations"
+        evaluation = self.experiment.evaluation
+        results: dict[str, Any] = {}
+        misses: dict[str, str] = {}
+        for suite_id in ids:
+            prediction = predictions.get(suite_id)
+            key = content_hash({"dataset": self.plan.dataset_card_sha256, "suite": suite_id,
+                                "files": prediction.files if prediction else None, "mutants": evaluation.mutants,
+                                "timeout": evaluation.timeout, "bench": self._bench_hash})
+            hit = cache / f"{key}.json"
+            if self.experiment.cache and hit.is_file():
+                from bench.suite.evaluate import SuiteResult
+
+                results[suite_id] = SuiteResult.model_validate_json(hit.read_text(encoding="utf-8"))
+            else:
+                misses[suite_id] = key
+        if misses:
+            digest = content_hash(sorted(misses.values()))[:16]
+            unit = SuiteEvaluationUnit(dataset_dir=self.plan.dataset_dir,
+                                       predictions=[predictions[s] for s in misses if s in predictions],
+                                       suite_ids=list(misses), workers=evaluation.workers,
+                                       work_dir=str(self.run_dir / "evaluations" / av.name / f"suites-{digest}"),
+                                       mutants=evaluation.mutants, timeout=evaluation.timeout)
+            self.progress.stage(f"evaluate {av.name}", len(misses))
+
+            def store(index: int, batch: list) -> None:
+                for result in batch:
+                    results[result.suite_id] = result
+                    broken = any(v.outcome == Outcome.infrastructure_failure for v in result.scenarios)
+                    if self.experiment.cache and not broken:
+                        write_atomic(cache / f"{misses[result.suite_id]}.json", result.model_dump_json())
+                    self.progress.advance()
+
+            executor.map(run_suite_evaluation, [unit], on_result=store)
+        # a cached evaluation may be another arm's of the same files: the row carries this arm's costs
+        rows = [results[s].model_copy(update={"metadata": predictions[s].metadata if s in predictions else None})
+                for s in ids]
+        return self._write_suite_config(av, options, predictions, rows)
+
+    def _write_suite_config(self, av: ArmView, options: GenerateOptions, predictions: dict[str, Prediction],
+                            rows: list) -> dict[str, Any]:
+        from bench.suite.evaluate import summarize_suites
+
+        out = self.run_dir / "suites" / config_dir_name(av.name)
+        out.mkdir(parents=True, exist_ok=True)
+        arm = av.arm
+        reads_truth = bool(getattr(self._agent(arm), "uses_ground_truth", False))
+        record = {"name": av.name, "mode": "suite", "arm": arm.name, "view": av.view, "agent": arm.agent,
+                  "model": arm.model, "paragraphs": arm.paragraphs, "sandbox": options.sandbox,
+                  "epoch": None if av.epoch is None else av.epoch + 1, "reads_ground_truth": reads_truth}
+        lines = "".join(predictions[r.suite_id].model_dump_json() + "\n" for r in rows if r.suite_id in predictions)
+        write_atomic(out / "config.json", json.dumps(record, indent=2) + "\n")
+        write_atomic(out / "predictions.jsonl", lines)
+        write_atomic(out / "suite_results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
+        summary = summarize_suites(rows, dataset_name=self.dataset.card.name,
+                                   predictions_sha256=hashlib.sha256(lines.encode()).hexdigest())
+        summary["config"] = av.name
+        write_atomic(out / "suite_summary.json", json.dumps(summary, indent=2) + "\n")
+        return summary
+
+    def _suite_report(self) -> list[str]:
+        from bench.suite.report import render_suite_report
+
+        text = render_suite_report(self.run_dir / "suites", title=f"req2test run: {self.plan.name} (suite mode)")
+        path = self.run_dir / "report.md"
+        path.write_text(text, encoding="utf-8")
+        return [str(path)]
 
     # -- report
     def _report(self) -> list[str]:

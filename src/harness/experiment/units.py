@@ -22,6 +22,8 @@ from pydantic import BaseModel, Field
 from bench.dataset import Dataset, load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 from bench.model import InstanceResult, Prediction
+from bench.suite.evaluate import SuiteResult
+from harness.agents.base import SuiteTask
 from harness.generate import GenerateOptions, generate_instance, load_agent, safe_name
 from harness.sandbox.instance import InstanceSandbox
 from harness.sandbox.policy import load_policy
@@ -113,6 +115,7 @@ class GenerationUnit(BaseModel):
     decompose: Literal["off", "sandbox", "evaluator"] = "off"
     key: str
     use_cache: bool = True
+    suite: SuiteTask | None = Field(None, description="suite mode: instance_id is this suite's id")
 
 
 def run_generation(unit: GenerationUnit) -> Prediction:
@@ -143,7 +146,8 @@ def run_generation(unit: GenerationUnit) -> Prediction:
     try:
         prediction = generate_instance(ds, unit.instance_id, agent, unit.options, policy, scratch,
                                        enriched_requirement=unit.enriched, before_agent=before,
-                                       extra={"candidate": unit.candidate, "unit_key": unit.key})
+                                       extra={"candidate": unit.candidate, "unit_key": unit.key},
+                                       suite=unit.suite)
         produced = scratch / "trajectories" / safe_name(unit.instance_id)
         if produced.is_dir():
             shutil.copytree(produced, trajectory_dir, dirs_exist_ok=True)
@@ -244,3 +248,34 @@ def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
             result = InstanceResult.model_validate_json(line)
             results[result.instance_id] = result
     return [results[i] for i in unit.instance_ids]
+
+
+# ----------------------------------------------------------------------------- suite evaluation
+class SuiteEvaluationUnit(BaseModel):
+    dataset_dir: str
+    predictions: list[Prediction] = Field(description="one per suite; instance_id is the suite id")
+    suite_ids: list[str]
+    work_dir: str
+    workers: int = 0
+    mutants: bool = True
+    timeout: float = 600.0
+
+
+def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[SuiteResult]:
+    """Score one batch of suites (bench.suite.evaluate); its journal resumes a killed batch."""
+    from bench.suite.evaluate import evaluate_suites
+
+    work = Path(unit.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    predictions_path = work / "predictions.jsonl"
+    if not predictions_path.is_file():
+        write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
+    options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
+                              mutants=unit.mutants)
+    evaluate_suites(Path(unit.dataset_dir), predictions_path, work / "run", options, suites=unit.suite_ids)
+    results = {}
+    for line in (work / "run" / "suite_results.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            result = SuiteResult.model_validate_json(line)
+            results[result.suite_id] = result
+    return [results[s] for s in unit.suite_ids]
