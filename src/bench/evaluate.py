@@ -299,7 +299,9 @@ class ProjectJudging:
     suite evaluator (one suite prediction judged on each of its scenarios)."""
 
     def __init__(self, dataset: Dataset, project_name: str, gold: dict[str, GoldTest], options: EvaluateOptions,
-                 tmp: Path, gold_files: set[str]) -> None:
+                 tmp: Path, gold_files: set[str], snapshot: Path | None = None) -> None:
+        """``snapshot``: judge against this tree instead of the dataset's (the reverse task's predicted
+        production)."""
         self.project = dataset.project(project_name)
         self.dataset, self.tmp, self.gold_files = dataset, tmp, gold_files
         self.own = get_framework(self.project.framework).evaluation(dataset.root, self.project, gold, options)
@@ -307,7 +309,7 @@ class ProjectJudging:
         self.verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants,
                                               replays=options.replays, isolation=options.isolation,
                                               seed=options.seed)
-        snapshot = dataset.root / self.project.snapshot
+        snapshot = snapshot or dataset.root / self.project.snapshot
         self.snapshot = snapshot
         if self.own is None:
             self.area = TestArea.of(snapshot, self.project.features_dir, self.project.framework)

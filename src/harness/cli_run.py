@@ -32,6 +32,16 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def print_suite_outcome(outcome) -> None:
+    if outcome.suites and outcome.suites[0].get("mode") == "reverse":
+        table = Table(title=f"{outcome.run_dir} (reverse task)", show_lines=False)
+        table.add_column("configuration", no_wrap=True)
+        for column in ("suites", "scenarios", "score", "all passing", "$"):
+            table.add_column(column, justify="right", no_wrap=True)
+        for s in outcome.suites:
+            table.add_row(s["config"], str(s["suites"]), str(s["scenarios"]), num(s["score_mean"]),
+                          str(s["suites_all_passing"]), f"{s['cost_usd']:.4f}")
+        out.print(table)
+        return
     table = Table(title=f"{outcome.run_dir} (suite mode)", show_lines=False)
     table.add_column("configuration", no_wrap=True)
     for column in ("suites", "validity", "unimpl.", "mutation", "targets", "size", "$"):

@@ -195,6 +195,13 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
     sandbox_instance = suite.scenarios[0].instance_id if suite is not None else instance_id
     instance = ds.instance(sandbox_instance)
     project = ds.project(instance.project)
+    implementing = suite is not None and suite.kind == "implementation"
+    given_tests: dict[str, str] = {}
+    if implementing:
+        from bench.suite.calibration import reference_suite_files
+
+        assert suite is not None
+        given_tests = reference_suite_files(ds, suite.suite_id)
     started = time.monotonic()
     attempts = 0
     ledger_totals: dict[str, Any] = {}
@@ -212,6 +219,10 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
             trajectory.add("enrichment", text=enriched_requirement)
         try:
             task_extra = before_agent(opened) if before_agent is not None else {}
+            if implementing:  # the reverse task: the feature's tests are the input, in place
+                for path, text in sorted(given_tests.items()):
+                    opened.sandbox.write_file(path, text)
+                trajectory.add("given_tests", paths=sorted(given_tests))
         except Exception:
             opened.sandbox.close()
             raise
@@ -231,6 +242,11 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
             result = AgentResult(reason="agent_error", detail=f"{type(exc).__name__}: {exc}")
             trajectory.add("end", reason="agent_error", detail=result.detail)
         diff = opened.sandbox.diff()
+        if implementing:  # the prediction is the whole production tree (bench.suite.reverse)
+            produced, unreadable = opened.workspace.production_sources(project.production)
+            diff = diff.model_copy(update={"test_files": produced,
+                                           "discarded": {**{p: r for p, r in diff.discarded.items()
+                                                            if p not in produced}, **unreadable}})
         report = opened.sandbox.close()
         ledger_totals = ledger.totals()
         shutil.rmtree(work, ignore_errors=True)

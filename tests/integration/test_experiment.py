@@ -319,3 +319,46 @@ def test_suite_mode_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
         bad = tmp_path / "bad.yaml"
         bad.write_text(path.read_text().replace("- ah", "- th"), encoding="utf-8")
         prepare(bad)
+
+
+def test_reverse_task_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
+    """mode: reverse — the feature's developer steps are given in the all-hidden view and the agent
+    implements the production code; the whole production tree is collected (production diffs are
+    kept in this mode only) and the developer steps run against it. Restoring the real code (the
+    oracle, and the built-in agent writing it through the scripted provider) passes every scenario;
+    leaving the view as it is (none) passes none."""
+    from bench.dataset import load_dataset
+    from bench.suite.reverse import production_sources
+
+    dataset = load_dataset(example_dataset)
+    project = dataset.project("tinyshop")
+    snapshot = dataset.root / project.snapshot
+    real = {p: (snapshot / p).read_text() for p in production_sources(snapshot, project.production)}
+    turns = [{"when": re.escape("Feature file: `features/tax.feature`") + r"[\s\S]*implementing the production code",
+              "cost": 0.05, "tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": t}}
+                                           for p, t in sorted(real.items())]},
+             {"when": "implementing the production code", "tool_calls": [{"name": "submit", "arguments": {}}]}]
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "reverse", "dataset": str(example_dataset), "mode": "reverse", "views": ["ah"],
+        "instances": {"ids": ["tinyshop/features/tax.feature"]}, "evaluation": {"workers": 2},
+        "provider": {"script": str(script)},
+        "arms": [{"name": "oracle", "agent": "oracle"}, {"name": "none", "agent": "none"},
+                 {"name": "scripted", "agent": "builtin", "model": "openai/scripted"}]}), encoding="utf-8")
+    outcome = _run(path, tmp_path / "run")
+    summaries = {s["config"]: s for s in outcome.suites}
+    assert summaries["oracle@ah"]["score_pooled"] == 1.0 and summaries["oracle@ah"]["scenarios"] == 4
+    assert summaries["scripted@ah"]["score_pooled"] == 1.0
+    assert summaries["none@ah"]["score_pooled"] == 0.0
+    predictions = {json.loads(line)["metadata"]["agent"]: json.loads(line)["files"] for line in
+                   (tmp_path / "run/generations/none@ah/c1/predictions.jsonl").read_text().splitlines()}
+    hidden = predictions["calibration:none"]
+    assert sorted(hidden) == sorted(real) and "implementation hidden" in "".join(hidden.values())
+    prompt = (tmp_path / "run/provider-requests.jsonl").read_text()
+    assert "`features/steps/tax_steps.py`" in prompt  # the given tests are named (and written in place)
+    results = [json.loads(line) for line in
+               (tmp_path / "run/suites/none@ah/reverse_results.jsonl").read_text().splitlines()]
+    assert all(v["outcome"] != "pass" for r in results for v in r["scenarios"])
+    assert "reverse task" in (tmp_path / "run/report.md").read_text()

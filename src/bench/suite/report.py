@@ -50,4 +50,18 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
                            f"| {_fmt(result.mutation.value)} |")
     if not configs:
         lines.append("| (no suite configuration finished) | | | | | | | | | | | | |")
+    reverse = sorted(p for p in suites_dir.iterdir() if (p / "reverse_summary.json").is_file()) \
+        if suites_dir.is_dir() else []
+    if reverse:
+        lines = [lines[0], "", "The reverse task: the feature's developer tests are given, the agent implements the "
+                 "hidden production code. Score: share of the feature's scenarios whose developer steps pass on it "
+                 "(every clean run agreeing).", "",
+                 "| configuration | suites | scenarios | score (mean) | score (pooled) | suites all passing | flaky "
+                 "| cost USD |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        details = []
+        for directory in reverse:
+            summary = json.loads((directory / "reverse_summary.json").read_text(encoding="utf-8"))
+            lines.append(f"| {summary.get('config', directory.name)} | {summary['suites']} | {summary['scenarios']} "
+                         f"| {_fmt(summary['score_mean'])} | {_fmt(summary['score_pooled'])} "
+                         f"| {summary['suites_all_passing']} | {summary['flaky']} | {summary['cost_usd']:.4f} |")
     return "\n".join(lines + details) + "\n"

@@ -36,6 +36,10 @@ class SuiteTask(BaseModel):
     """Suite mode (``mode: suite``): the step definitions of every scenario of one feature file."""
 
     suite_id: str = Field(description="PROJECT/FEATURE_FILE")
+    kind: Literal["tests", "implementation"] = Field(
+        "tests", description="tests: write the step definitions; implementation (the reverse task): the step "
+                             "definitions are given, fill in the hidden production bodies")
+    given_tests: list[str] = Field(default_factory=list, description="implementation: the step files in place")
     feature_file: str
     gherkin: str = Field(description="the whole feature file")
     scenarios: list[SuiteScenario]

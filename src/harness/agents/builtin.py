@@ -60,7 +60,8 @@ def truncate(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
 def task_messages(task: AgentTask) -> list[dict[str, Any]]:
     terms = get_framework(task.framework).prompt_terms()
     system = render("system.md.j2", workspace=WORKSPACE, terms=terms)
-    user = render("task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
+    implementing = task.suite is not None and task.suite.kind == "implementation"
+    user = render("implement.md.j2" if implementing else "task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
                   view=task.view, features_dir=task.features_dir, python_path=task.python_path,
                   paragraphs=[paragraph(name) for name in task.paragraphs], terms=terms, test_dirs=task.test_dirs,
                   suite=task.suite)

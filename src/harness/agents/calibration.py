@@ -21,14 +21,30 @@ class CalibrationAgent:
         self.dataset_dir = dataset_dir
 
     def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
-        files = self._suite_files(task.suite.suite_id) if task.suite is not None else \
-            self.files_by_instance.get(task.instance.id, {})
+        if task.suite is not None and task.suite.kind == "implementation":
+            files = self._production(task)
+        else:
+            files = self._suite_files(task.suite.suite_id) if task.suite is not None else \
+                self.files_by_instance.get(task.instance.id, {})
         for path, text in sorted(files.items()):
             env.sandbox.write_file(path, text)
             env.trajectory.add("tool", name="write_file", arguments={"path": path}, output=f"{len(text)} characters")
         env.trajectory.add("end", reason="finished")
         return AgentResult(reason="finished", summary=f"{self.kind}: wrote {len(files)} files")
 
+
+    def _production(self, task: AgentTask) -> dict[str, str]:
+        """The reverse task's calibration: the oracle restores the real production sources; the
+        others have no meaning there (an empty implementation is the view as it is: agent none)."""
+        if self.kind != "oracle":
+            raise ValueError(f"the reverse task has the oracle and none calibrations, not {self.kind}")
+        from bench.dataset import load_dataset
+        from bench.suite.reverse import production_sources
+
+        dataset = load_dataset(self.dataset_dir)
+        project = dataset.project(task.instance.project)
+        snapshot = dataset.root / project.snapshot
+        return {p: (snapshot / p).read_text(encoding="utf-8") for p in production_sources(snapshot, project.production)}
 
     def _suite_files(self, suite_id: str) -> dict[str, str]:
         """The reference suite of one feature (bench.suite.calibration), not a union of per-scenario

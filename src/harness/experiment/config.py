@@ -133,9 +133,11 @@ class Arm(_Strict):
 class Experiment(_Strict):
     name: str = "experiment"
     dataset: str
-    mode: Literal["scenario", "suite"] = Field("scenario", description="scenario: a test per scenario; suite: "
-                                              "the step definitions of a whole feature file per generation "
-                                              "(TestSuiteBench), instances are suite ids PROJECT/FEATURE_FILE")
+    mode: Literal["scenario", "suite", "reverse"] = Field(
+        "scenario", description="scenario: a test per scenario; suite: the step definitions of a whole feature "
+                                "file per generation (TestSuiteBench); reverse: the feature's tests are given, the "
+                                "agent implements the hidden production code. suite/reverse instances are suite ids "
+                                "PROJECT/FEATURE_FILE")
     instances: Literal["all"] | InstanceSelection = "all"
     views: list[Literal["th", "ah"]] = Field(default_factory=lambda: ["th"], min_length=1)
     sandbox: str = "default"
@@ -157,14 +159,16 @@ class Experiment(_Strict):
             raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
         if len(set(self.views)) != len(self.views):
             raise ValueError("a view is listed twice")
-        if self.mode == "suite":
+        if self.mode != "scenario":
             problems = []
             if self.views != ["ah"]:
-                problems.append("suite mode runs in the all-hidden view only: views: [ah]")
+                problems.append(f"{self.mode} mode runs in the all-hidden view only: views: [ah]")
             for arm in self.arms:
                 if arm.n > 1 or arm.enrich or arm.decompose != "off":
-                    problems.append(f"arm {arm.name}: suite mode has no strategies yet (n: 1, no enrich, "
+                    problems.append(f"arm {arm.name}: {self.mode} mode has no strategies yet (n: 1, no enrich, "
                                     "decompose: off)")
+                if self.mode == "reverse" and arm.agent in ("empty", "then-stripped"):
+                    problems.append(f"arm {arm.name}: the reverse task's calibrations are oracle and none")
             if problems:
                 raise ValueError("; ".join(problems))
         return self

@@ -99,7 +99,7 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
     instances: list[str] = []
     if dataset is not None:
         try:
-            if experiment.mode == "suite":
+            if experiment.mode != "scenario":
                 from bench.suite.instances import suite_instances
 
                 suites = suite_instances(dataset)
@@ -314,7 +314,7 @@ class ExperimentRunner:
                     epochs = self.experiment.epochs
                     for epoch in range(epochs):
                         av = ArmView(arm=arm, view=view, epoch=epoch if epochs > 1 else None)
-                        if self.experiment.mode == "suite":
+                        if self.experiment.mode != "scenario":
                             suite_summaries.append(self._run_suite_arm(av, executor))
                         else:
                             records += self._run_arm(av, executor)
@@ -323,7 +323,7 @@ class ExperimentRunner:
             if self.provider is not None:
                 self.provider.stop()
             self.progress.close()
-        report = self._suite_report() if self.experiment.mode == "suite" else self._report()
+        report = self._suite_report() if self.experiment.mode != "scenario" else self._report()
         return RunOutcome(run_dir=str(self.run_dir), configs=[_headline(self.run_dir, r) for r in records],
                           generated=self.generated, cached=self.cached, seconds=round(time.monotonic() - started, 1),
                           report=report, suites=suite_summaries)
@@ -628,6 +628,9 @@ class ExperimentRunner:
         from harness.agents.base import SuiteScenario, SuiteTask
         from harness.experiment.units import SuiteEvaluationUnit, run_suite_evaluation
 
+        from bench.suite.calibration import reference_suite_files
+
+        reverse = self.experiment.mode == "reverse"
         suites = {u.id: u for u in suite_instances(self.dataset)}
         by_id = {i.id: i for i in self.dataset.instances}
         options = self._options(av.arm, av.view)
@@ -646,11 +649,14 @@ class ExperimentRunner:
             suite = suites[suite_id]
             snapshot = self.dataset.root / self.dataset.project(suite.project).snapshot
             task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file,
+                             kind="implementation" if reverse else "tests",
+                             given_tests=sorted(reference_suite_files(self.dataset, suite_id)) if reverse else [],
                              gherkin=(snapshot / suite.feature_file).read_text(encoding="utf-8"),
                              scenarios=[SuiteScenario(instance_id=s, name=by_id[s].requirement.scenario_name,
                                                       line=by_id[s].requirement.scenario_line)
                                         for s in suite.scenarios])
-            key = self._key("suite-generation", options, arm=av.arm.name, suite=suite_id, **av.key_parts())
+            key = self._key(f"{self.experiment.mode}-generation", options, arm=av.arm.name, suite=suite_id,
+                            **av.key_parts())
             units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir), instance_id=suite_id,
                                         candidate=1, options=options, key=key, use_cache=self.experiment.cache,
                                         suite=task))
@@ -665,7 +671,11 @@ class ExperimentRunner:
             executor.map(run_generation, units[start:start + batch], on_result=journal)
         predictions = _journal(path)
         # evaluation: content-addressed per suite, like single-scenario evaluations
-        cache = cache_root() / "suite-evaluations"
+        cache = cache_root() / f"{self.experiment.mode}-evaluations"
+        from bench.suite.evaluate import SuiteResult
+        from bench.suite.reverse import ReverseResult
+
+        model = ReverseResult if reverse else SuiteResult
         evaluation = self.experiment.evaluation
         results: dict[str, Any] = {}
         misses: dict[str, str] = {}
@@ -676,14 +686,12 @@ class ExperimentRunner:
                                 "timeout": evaluation.timeout, "bench": self._bench_hash})
             hit = cache / f"{key}.json"
             if self.experiment.cache and hit.is_file():
-                from bench.suite.evaluate import SuiteResult
-
-                results[suite_id] = SuiteResult.model_validate_json(hit.read_text(encoding="utf-8"))
+                results[suite_id] = model.model_validate_json(hit.read_text(encoding="utf-8"))
             else:
                 misses[suite_id] = key
         if misses:
             digest = content_hash(sorted(misses.values()))[:16]
-            unit = SuiteEvaluationUnit(dataset_dir=self.plan.dataset_dir,
+            unit = SuiteEvaluationUnit(dataset_dir=self.plan.dataset_dir, kind="reverse" if reverse else "suite",
                                        predictions=[predictions[s] for s in misses if s in predictions],
                                        suite_ids=list(misses), workers=evaluation.workers,
                                        work_dir=str(self.run_dir / "evaluations" / av.name / f"suites-{digest}"),
@@ -707,28 +715,32 @@ class ExperimentRunner:
     def _write_suite_config(self, av: ArmView, options: GenerateOptions, predictions: dict[str, Prediction],
                             rows: list) -> dict[str, Any]:
         from bench.suite.evaluate import summarize_suites
+        from bench.suite.reverse import summarize_reverse
 
+        reverse = self.experiment.mode == "reverse"
         out = self.run_dir / "suites" / config_dir_name(av.name)
         out.mkdir(parents=True, exist_ok=True)
         arm = av.arm
         reads_truth = bool(getattr(self._agent(arm), "uses_ground_truth", False))
-        record = {"name": av.name, "mode": "suite", "arm": arm.name, "view": av.view, "agent": arm.agent,
+        record = {"name": av.name, "mode": self.experiment.mode, "arm": arm.name, "view": av.view, "agent": arm.agent,
                   "model": arm.model, "paragraphs": arm.paragraphs, "sandbox": options.sandbox,
                   "epoch": None if av.epoch is None else av.epoch + 1, "reads_ground_truth": reads_truth}
         lines = "".join(predictions[r.suite_id].model_dump_json() + "\n" for r in rows if r.suite_id in predictions)
         write_atomic(out / "config.json", json.dumps(record, indent=2) + "\n")
         write_atomic(out / "predictions.jsonl", lines)
-        write_atomic(out / "suite_results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
-        summary = summarize_suites(rows, dataset_name=self.dataset.card.name,
-                                   predictions_sha256=hashlib.sha256(lines.encode()).hexdigest())
+        prefix = "reverse" if reverse else "suite"
+        write_atomic(out / f"{prefix}_results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
+        summarize = summarize_reverse if reverse else summarize_suites
+        summary = summarize(rows, self.dataset.card.name, hashlib.sha256(lines.encode()).hexdigest())
         summary["config"] = av.name
-        write_atomic(out / "suite_summary.json", json.dumps(summary, indent=2) + "\n")
+        write_atomic(out / f"{prefix}_summary.json", json.dumps(summary, indent=2) + "\n")
         return summary
 
     def _suite_report(self) -> list[str]:
         from bench.suite.report import render_suite_report
 
-        text = render_suite_report(self.run_dir / "suites", title=f"req2test run: {self.plan.name} (suite mode)")
+        text = render_suite_report(self.run_dir / "suites",
+                                   title=f"req2test run: {self.plan.name} ({self.experiment.mode} mode)")
         path = self.run_dir / "report.md"
         path.write_text(text, encoding="utf-8")
         return [str(path)]

@@ -253,6 +253,7 @@ def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
 # ----------------------------------------------------------------------------- suite evaluation
 class SuiteEvaluationUnit(BaseModel):
     dataset_dir: str
+    kind: Literal["suite", "reverse"] = "suite"
     predictions: list[Prediction] = Field(description="one per suite; instance_id is the suite id")
     suite_ids: list[str]
     work_dir: str
@@ -261,9 +262,11 @@ class SuiteEvaluationUnit(BaseModel):
     timeout: float = 600.0
 
 
-def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[SuiteResult]:
-    """Score one batch of suites (bench.suite.evaluate); its journal resumes a killed batch."""
+def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[Any]:
+    """Score one batch of suites (bench.suite.evaluate, or bench.suite.reverse for implementations);
+    its journal resumes a killed batch."""
     from bench.suite.evaluate import evaluate_suites
+    from bench.suite.reverse import ReverseResult, evaluate_reverse
 
     work = Path(unit.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -272,10 +275,13 @@ def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[SuiteResult]:
         write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
     options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
                               mutants=unit.mutants)
-    evaluate_suites(Path(unit.dataset_dir), predictions_path, work / "run", options, suites=unit.suite_ids)
+    evaluator = evaluate_reverse if unit.kind == "reverse" else evaluate_suites
+    evaluator(Path(unit.dataset_dir), predictions_path, work / "run", options, suites=unit.suite_ids)
+    model = ReverseResult if unit.kind == "reverse" else SuiteResult
+    journal = "reverse_results.jsonl" if unit.kind == "reverse" else "suite_results.jsonl"
     results = {}
-    for line in (work / "run" / "suite_results.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (work / "run" / journal).read_text(encoding="utf-8").splitlines():
         if line.strip():
-            result = SuiteResult.model_validate_json(line)
+            result = model.model_validate_json(line)
             results[result.suite_id] = result
     return [results[s] for s in unit.suite_ids]

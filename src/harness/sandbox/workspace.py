@@ -103,6 +103,20 @@ class Workspace:
                 out.discarded[path] = f"not a regular file ({what}): not collected"
         return out
 
+    def production_sources(self, production: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """The reverse task's prediction: every Python source under the production paths as the agent
+        left it (changed or not), read without following links; (files, discarded path → reason)."""
+        from bench.suite.reverse import production_sources
+
+        files: dict[str, str] = {}
+        discarded: dict[str, str] = {}
+        for path in production_sources(self.root, production):
+            try:
+                files[path] = collect_file(self.root, path) or ""
+            except NotCollected as exc:
+                discarded[path] = exc.reason
+        return files, discarded
+
     def _changes(self) -> list[tuple[str, str]]:
         """(git status letter, path) of everything that differs from the baseline. git records a
         symbolic link as a link (its target text), never what it points to."""

@@ -1,0 +1,220 @@
+"""The reverse task (TestSuiteBench §4): given a feature's tests, implement the production code.
+
+The agent works in the all-hidden view with the developers' step definitions of the feature
+in place, and fills in the hidden bodies. Its prediction is the **whole production tree**
+(every ``.py`` file under the project's production paths, changed or not), because the
+evaluator must not fall back to the real code for a file the agent left alone: production
+is replaced wholesale, so an untouched placeholder still raises "implementation hidden".
+
+Score = the share of the feature's scenarios whose ground-truth steps pass on the
+predicted production, each judged by the verdict process (sandboxed, screened; the traced
+run and the null-variant clean runs must agree, else the scenario is ``unstable``). The
+predicted production is hostile code like any test: it runs inside the same sandbox and
+under the same runtime audit as a prediction's steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import Field
+
+from bench import journal
+from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.evaluate import EvaluateOptions, EvaluationError, ProjectJudging, ground_truth_files, load_predictions
+from bench.isolation import IsolationError, resolve_mode
+from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
+from bench.suite.evaluate import ScenarioVerdict
+from bench.suite.instances import SuiteInstance, suite_instances
+
+MAX_FILE_BYTES = 1 << 20
+MAX_FILES = 2000
+_SKIPPED = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
+
+
+class ReverseResult(Frozen):
+    suite_id: str
+    project: str
+    feature_file: str
+    detail: str = Field("", description="why nothing ran (a generation failure), else empty")
+    scenarios: list[ScenarioVerdict]
+    passed: int
+    total: int
+    score: float | None = Field(description="passed / total")
+    evaluation_seconds: float
+    metadata: GenerationMetadata | None = None
+
+
+def production_sources(root: Path, production: list[str]) -> list[str]:
+    """Relative paths of every Python source under the production paths (files or directories)."""
+    out: set[str] = set()
+    for entry in production:
+        path = root / entry
+        if path.is_file() and path.suffix == ".py":
+            out.add(PurePosixPath(entry).as_posix())
+        elif path.is_dir():
+            for file in path.rglob("*.py"):
+                rel = file.relative_to(root)
+                if not (set(rel.parts) & _SKIPPED) and file.is_file() and not file.is_symlink():
+                    out.add(rel.as_posix())
+    return sorted(out)
+
+
+def _under_production(path: str, production: list[str]) -> bool:
+    pure = PurePosixPath(path)
+    return any(pure == PurePosixPath(p) or PurePosixPath(p) in pure.parents for p in production)
+
+
+def reverse_rejections(files: dict[str, str], production: list[str]) -> list[str]:
+    """Why a reverse prediction cannot be laid out as production code (empty: it can)."""
+    reasons = []
+    if len(files) > MAX_FILES:
+        reasons.append(f"{len(files)} files (at most {MAX_FILES})")
+    for raw, content in files.items():
+        pure = PurePosixPath(raw)
+        if pure.is_absolute() or ".." in pure.parts or raw != pure.as_posix() or any(ord(c) < 32 for c in raw):
+            reasons.append(f"{raw!r}: not a plain relative path")
+        elif pure.suffix != ".py" or set(pure.parts) & _SKIPPED:
+            reasons.append(f"{raw}: only Python sources of the production code are collected")
+        elif not _under_production(raw, production):
+            reasons.append(f"{raw}: outside the production paths ({', '.join(production)})")
+        elif len(content.encode("utf-8", errors="surrogatepass")) > MAX_FILE_BYTES:
+            reasons.append(f"{raw}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    if not files:
+        reasons.append("no production source at all (the whole production tree is the prediction)")
+    return reasons
+
+
+def implemented_snapshot(snapshot: Path, dest: Path, production: list[str], files: dict[str, str]) -> Path:
+    """A copy of ``snapshot`` whose production Python sources are exactly ``files``: every other
+    production ``.py`` file is removed (a missing module fails to import, as it should)."""
+    shutil.copytree(snapshot, dest, symlinks=True, ignore=shutil.ignore_patterns(*_SKIPPED))
+    for rel in production_sources(dest, production):
+        (dest / rel).unlink()
+    for rel, text in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return dest
+
+
+def ground_truth_steps(snapshot: Path, gold: GoldTest) -> dict[str, str]:
+    """The developers' test implementation of one scenario (its closure's code files)."""
+    return {f.path: (snapshot / f.path).read_text(encoding="utf-8") for f in gold.closure if f.role != "data"}
+
+
+def evaluate_reverse(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
+                     suites: list[str] | None = None, progress: Any = None) -> dict[str, Any]:
+    """Judge every reverse prediction (or those in ``suites``); writes ``reverse_results.jsonl``
+    (a journal: an interrupted run resumes) and ``reverse_summary.json``."""
+    options = options or EvaluateOptions()
+    options.mutants = False  # the reverse score runs the ground truth on the predicted code only
+    try:
+        dataset = load_dataset(dataset_dir)
+    except DatasetError as exc:
+        raise EvaluationError(str(exc)) from exc
+    predictions, problems, digest = load_predictions(predictions_path)
+    everything = {s.id: s for s in suite_instances(dataset)}
+    unknown = sorted((set(predictions) | set(problems)) - set(everything))
+    if unknown:
+        raise EvaluationError(f"{len(unknown)} prediction(s) name suites the dataset does not have, e.g. {unknown[0]}")
+    missing = [s for s in suites or [] if s not in everything]
+    if missing:
+        raise EvaluationError(f"no suite {missing[0]!r} in {dataset.root}")
+    planned = [everything[s] for s in suites] if suites else list(everything.values())
+    try:
+        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+    except IsolationError as exc:
+        raise EvaluationError(str(exc)) from exc
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config = {"dataset_card_sha256": hashlib.sha256((dataset.root / "dataset.json").read_bytes()).hexdigest(),
+              "predictions_sha256": digest, "mode": "reverse"}
+    config_path = run_dir / "reverse_run.json"
+    if config_path.is_file() and json.loads(config_path.read_text(encoding="utf-8")) != config:
+        raise EvaluationError(f"{run_dir} holds a reverse run of other predictions; use a new run directory")
+    config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    results = journal.Journal(run_dir / "reverse_results.jsonl", ReverseResult, key=lambda r: r.suite_id)
+    todo = [s for s in planned if s.id not in results.done]
+    if progress is not None:
+        progress.stage("evaluating implementations", sum(len(s.scenarios) for s in todo))
+    gold = dataset.load_gold()
+    for suite in todo:
+        results.append(_judge_reverse(dataset, suite, predictions.get(suite.id), problems.get(suite.id), gold,
+                                      options, progress))
+    finished = [results.done[s.id] for s in planned]
+    summary = summarize_reverse(finished, dataset.card.name, digest)
+    summary["isolation"] = options.isolation
+    (run_dir / "reverse_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Prediction | None, problem: str | None,
+                   gold: dict[str, GoldTest], options: EvaluateOptions, progress: Any) -> ReverseResult:
+    started = time.monotonic()
+    project: ProjectRecord = dataset.project(suite.project)
+    if problem is None and prediction is None:
+        problem = NO_PREDICTION
+    if problem is None and prediction is not None:
+        if project.framework != "behave":
+            problem = f"the reverse task is implemented for behave projects only, not {project.framework}"
+        elif rejected := reverse_rejections(prediction.files, project.production):
+            problem = "invalid submission: " + rejected[0]
+    verdicts: list[ScenarioVerdict] = []
+    if problem is not None:
+        verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,
+                                    stability="failing") for s in suite.scenarios]
+        for _ in suite.scenarios if progress is not None else ():
+            progress.advance()
+    else:
+        assert prediction is not None
+        with tempfile.TemporaryDirectory(prefix="req2test-reverse-") as tmp:
+            snapshot = implemented_snapshot(dataset.root / project.snapshot, Path(tmp) / "snapshot",
+                                            project.production, prediction.files)
+            judging = ProjectJudging(dataset, suite.project, gold, options, Path(tmp), ground_truth_files(gold),
+                                     snapshot=snapshot)
+            original = dataset.root / project.snapshot
+            by_id = {i.id: i for i in dataset.instances}
+
+            def one(scenario: str) -> ScenarioVerdict:
+                steps = Prediction(instance_id=scenario, files=ground_truth_steps(original, gold[scenario]))
+                judgement = judging.judge(by_id[scenario], steps, gold[scenario].model_copy(
+                    update={"pool": [], "kills": []}))
+                stability = "valid" if judgement.outcome is Outcome.passed else \
+                    "flaky" if judgement.outcome is Outcome.unstable else "failing"
+                if progress is not None:
+                    progress.advance()
+                return ScenarioVerdict(instance_id=scenario, outcome=judgement.outcome, stability=stability,
+                                       detail=judgement.detail[:300],
+                                       clean_runs=int(judgement.confirmation.get("clean_runs", 0)))
+
+            with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+                verdicts = list(pool.map(one, suite.scenarios))
+    passed = sum(1 for v in verdicts if v.stability == "valid")
+    return ReverseResult(suite_id=suite.id, project=suite.project, feature_file=suite.feature_file,
+                         detail=problem or "", scenarios=verdicts, passed=passed, total=len(verdicts),
+                         score=passed / len(verdicts) if verdicts else None,
+                         evaluation_seconds=round(time.monotonic() - started, 3),
+                         metadata=prediction.metadata if prediction is not None else None)
+
+
+def summarize_reverse(results: list[ReverseResult], dataset_name: str, predictions_sha256: str) -> dict[str, Any]:
+    scores = [r.score for r in results if r.score is not None]
+    total = sum(r.total for r in results)
+    return {"dataset": dataset_name, "predictions_sha256": predictions_sha256, "mode": "reverse",
+            "suites": len(results), "scenarios": total,
+            "score_mean": round(sum(scores) / len(scores), 4) if scores else None,
+            "score_pooled": round(sum(r.passed for r in results) / total, 4) if total else None,
+            "suites_all_passing": sum(1 for r in results if r.total and r.passed == r.total),
+            "flaky": sum(1 for r in results for v in r.scenarios if v.stability == "flaky"),
+            "infrastructure_failures": sum(1 for r in results for v in r.scenarios
+                                           if v.outcome is Outcome.infrastructure_failure),
+            "cost_usd": round(sum((r.metadata.cost_usd or 0.0) for r in results if r.metadata), 6),
+            "evaluation_seconds": round(sum(r.evaluation_seconds for r in results), 1)}
