@@ -15,6 +15,7 @@ from harness.cli_generate import generate_command
 from harness.cli_report import compare_command, report_command
 from harness.cli_run import demo_command, run_command, submit_command
 from harness.cli_show import show_command
+from harness.cli_attribute import attribute_command
 from harness.cli_views import view_command
 from harness.provider.cli import provider_serve
 
@@ -63,6 +64,7 @@ app.command("demo")(demo_command)
 app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("show")(show_command)
+app.command("attribute")(attribute_command)
 provider_app = typer.Typer(help="A scripted model provider on loopback, for testing agents offline.",
                            no_args_is_help=True, rich_markup_mode="markdown")
 provider_app.command("serve")(provider_serve)

@@ -312,6 +312,21 @@ def test_suite_mode_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
     assert "every scenario listed below" in requests and "all-hidden" in requests
     report = (tmp_path / "run/report.md").read_text()
     assert "| oracle@ah | 2 | 8 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 |" in report
+    # failure attribution: a scripted judge labels every surviving target of the empty suite, and a
+    # replay through the evaluator confirms each survival
+    from harness.attribution import attribute_config
+    from harness.llm import Model, ModelConfig
+    from harness.provider.server import ScriptedProvider
+
+    judge_script = tmp_path / "judge.yaml"
+    judge_script.write_text(yaml.safe_dump({"loop": True, "turns": [
+        {"when": "was not detected", "text": '{"label": "test", "reason": "the Then steps check nothing"}'}]}))
+    with ScriptedProvider(judge_script) as provider:
+        judge = Model(ModelConfig(model="openai/scripted", api_base=provider.openai_base_url, api_key="x"))
+        labels = attribute_config(tmp_path / "run", "empty@ah", judge, workers=2)
+    assert len(labels) == summaries["empty@ah"]["targets"]
+    assert {(a.kind, a.label, a.replay) for a in labels} == {("surviving_mutant", "test", "confirmed")}
+    assert attribute_config(tmp_path / "run", "oracle@ah", None) == []  # nothing failed, nothing survived
     # a rerun in a new directory comes from the caches: no generation is run again
     again = _run(path, tmp_path / "run2")
     assert again.generated == 0 and again.cached == 8
