@@ -53,6 +53,8 @@ class GenerateOptions(BaseModel):
     workers: int = Field(1, ge=1, description="generations at a time (each in its own sandbox)")
     retry: list[str] = Field(default_factory=list, description="end reasons to generate again on this run "
                              "(e.g. agent_error, max_calls); provider_interrupted always is")
+    black_box_oracle: bool = Field(False, description="ablation (suite mode): a check_on_real_code tool runs the "
+                                   "agent's steps for one scenario on the real code; only pass/fail crosses back")
 
 
 class GenerationRecord(BaseModel):
@@ -236,8 +238,9 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
                          # named only where test code does not go under the features dir
                          test_dirs=[] if opened.workspace.area.dirs == (project.features_dir.rstrip("/"),)
                          else list(opened.workspace.area.dirs))
+        oracle = BlackBoxOracle(ds, task, opened) if options.black_box_oracle else None
         try:
-            result = agent.run(task, AgentEnv(opened, model, trajectory))
+            result = agent.run(task, AgentEnv(opened, model, trajectory, oracle=oracle))
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's
             result = AgentResult(reason="agent_error", detail=f"{type(exc).__name__}: {exc}")
             trajectory.add("end", reason="agent_error", detail=result.detail)
@@ -269,8 +272,48 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
                "sandbox": report.model_dump(mode="json"), **(extra or {}),
                **({"prerequisites_given": sorted(prerequisites)} if prerequisites else {}),
                **({"prerequisite_verdicts": json.loads(task_extra["detail"])} if task_extra.get("detail") else {}),
-               **({"enriched": True} if enriched_requirement else {})})
+               **({"enriched": True} if enriched_requirement else {}),
+               **({"oracle_checks": oracle.checks} if oracle is not None else {})})
     return Prediction(instance_id=instance_id, files=diff.test_files, metadata=metadata)
+
+
+class BlackBoxOracle:
+    """The black-box oracle ablation (TestSuiteBench): "does this scenario pass on the real code
+    with the steps I wrote?". The agent's current test files are judged by the evaluator (its
+    sandbox, its screens, no mutants) on the complete production code, outside the agent's sandbox;
+    the agent gets back one word. A run that uses it is an upper bound, never a submission."""
+
+    def __init__(self, ds, task: AgentTask, opened: InstanceSandbox) -> None:  # noqa: ANN001
+        self.ds, self.task, self.opened = ds, task, opened
+        self.checks = 0
+
+    def scenarios(self) -> dict[int, str]:
+        if self.task.suite is not None:
+            return {s.line: s.instance_id for s in self.task.suite.scenarios}
+        return {self.task.instance.requirement.scenario_line: self.task.instance.id}
+
+    def check(self, line: int) -> str:
+        import tempfile
+
+        from bench.evaluate import EvaluateOptions, ProjectJudging, ground_truth_files
+        from bench.model import Outcome
+
+        instance_id = self.scenarios().get(int(line))
+        if instance_id is None:
+            return f"error: no scenario to check at line {line} (lines: {sorted(self.scenarios())})"
+        self.checks += 1
+        files = self.opened.sandbox.diff().test_files
+        instance = self.ds.instance(instance_id)
+        gold = self.ds.load_gold()
+        options = EvaluateOptions(workers=1, mutants=False, replays=0)
+        with tempfile.TemporaryDirectory(prefix="req2test-oracle-") as tmp:
+            judging = ProjectJudging(self.ds, instance.project, gold, options, Path(tmp), ground_truth_files(gold))
+            problem = judging.rejections(Prediction(instance_id=instance_id, files=files))
+            if problem is not None:
+                return "fails on the real code"
+            judgement = judging.judge(instance, Prediction(instance_id=instance_id, files=files),
+                                      gold[instance_id].model_copy(update={"pool": [], "kills": []}))
+        return "passes on the real code" if judgement.outcome is Outcome.passed else "fails on the real code"
 
 
 def append_prediction(path: Path, prediction: Prediction) -> None:

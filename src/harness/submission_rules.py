@@ -27,6 +27,7 @@ class ConfigFacts(BaseModel):
     sandbox: str
     sandbox_isolates: bool
     scripted_provider: bool = Field(False, description="answers came from req2test's scripted provider")
+    black_box_oracle: bool = Field(False, description="the agent asked the evaluator whether its steps pass")
 
 
 def refusals(facts: ConfigFacts) -> list[str]:
@@ -40,6 +41,8 @@ def refusals(facts: ConfigFacts) -> list[str]:
         reasons.append(f"sandbox {facts.sandbox!r} does not isolate (backend local)")
     if facts.decompose == "evaluator":
         reasons.append("decompose: evaluator — prerequisite verdicts came from the evaluator")
+    if facts.black_box_oracle:
+        reasons.append("black_box_oracle — the agent asked the evaluator whether its steps pass on the real code")
     if facts.selector == "oracle":
         reasons.append("selector oracle — the evaluator chose among candidates")
     if facts.role == "selector":

@@ -377,3 +377,37 @@ def test_reverse_task_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
                (tmp_path / "run/suites/none@ah/reverse_results.jsonl").read_text().splitlines()]
     assert all(v["outcome"] != "pass" for r in results for v in r["scenarios"])
     assert "reverse task" in (tmp_path / "run/report.md").read_text()
+
+
+def test_black_box_oracle_ablation(example_dataset: Path, tmp_path: Path) -> None:
+    """black_box_oracle: the built-in agent gets a check_on_real_code tool; the evaluator judges its
+    current steps for one scenario on the real code and only "passes"/"fails" crosses back. The
+    scripted model checks before writing anything (fails), writes the developers' steps, checks
+    again (passes) and submits."""
+    from bench.dataset import load_dataset
+
+    dataset = load_dataset(example_dataset)
+    suite_id = "tinyshop/features/tax.feature"
+    line = min(i.requirement.scenario_line for i in dataset.instances if i.requirement.feature_file
+               == "features/tax.feature")
+    files = _suite_script(example_dataset, [suite_id])["turns"][0]["tool_calls"]
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": [
+        {"tool_calls": [{"name": "check_on_real_code", "arguments": {"line": line}}]},
+        {"when": "fails on the real code", "tool_calls": files},
+        {"when": "wrote features/steps", "tool_calls": [{"name": "check_on_real_code", "arguments": {"line": line}}]},
+        {"when": "passes on the real code", "tool_calls": [{"name": "submit", "arguments": {}}]}]}))
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "oracle-ablation", "dataset": str(example_dataset), "mode": "suite", "views": ["ah"],
+        "instances": {"ids": [suite_id]}, "evaluation": {"workers": 2}, "provider": {"script": str(script)},
+        "arms": [{"name": "probing", "agent": "builtin", "model": "openai/scripted", "black_box_oracle": True}]}))
+    outcome = _run(path, tmp_path / "run")
+    assert outcome.suites[0]["validity_pooled"] == 1.0
+    prediction = json.loads((tmp_path / "run/generations/probing@ah/c1/predictions.jsonl").read_text())
+    assert prediction["metadata"]["extra"]["oracle_checks"] == 2
+    trajectory = next((tmp_path / "run/generations/probing@ah/c1/trajectories").glob("*/1.jsonl")).read_text()
+    outputs = [json.loads(e)["output"] for e in trajectory.splitlines() if '"check_on_real_code"' in e
+               and json.loads(e)["type"] == "tool"]
+    assert outputs == ["fails on the real code", "passes on the real code"]
+    assert json.loads((tmp_path / "run/suites/probing@ah/config.json").read_text())["black_box_oracle"] is True

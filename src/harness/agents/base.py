@@ -91,11 +91,14 @@ class Trajectory:
 class AgentEnv:
     """What the harness hands an agent for one generation."""
 
-    def __init__(self, opened: InstanceSandbox, model: Model | None, trajectory: Trajectory) -> None:
+    def __init__(self, opened: InstanceSandbox, model: Model | None, trajectory: Trajectory,
+                 oracle: Any = None) -> None:
         self.opened = opened
         self.sandbox = opened.sandbox
         self.model = model
         self.trajectory = trajectory
+        # the black-box oracle ablation: ``oracle.check(line) -> str`` (harness.generate.BlackBoxOracle)
+        self.oracle = oracle
 
 
 @runtime_checkable

@@ -46,7 +46,10 @@ def tools_for(terms: PromptTerms) -> list[dict[str, Any]]:
     ]
 
 
-TOOLS = tools_for(get_framework("behave").prompt_terms())  # the default framework's
+TOOLS = tools_for(get_framework("behave").prompt_terms())
+ORACLE_TOOL = _tool("check_on_real_code", "Run your current step definitions for the scenario at this line of the "
+                    "feature file against the real (complete) implementation; the answer is only whether it passes.",
+                    {"line": {"type": "integer", "minimum": 1}}, ["line"])  # the default framework's
 
 
 def truncate(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
@@ -85,6 +88,8 @@ class BuiltinAgent:
             return AgentResult(reason="agent_error", detail="the built-in agent needs a model")
         messages = task_messages(task)
         tools = tools_for(get_framework(task.framework).prompt_terms())
+        if env.oracle is not None:
+            tools = tools + [ORACLE_TOOL]
         for message in messages:
             env.trajectory.add("message", role=message["role"], content=message["content"])
         nudged = False
@@ -178,6 +183,8 @@ class BuiltinAgent:
                 return f"refused: {result.refused}"
             status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
             return f"{status}\n--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+        if call.name == "check_on_real_code" and env.oracle is not None:
+            return env.oracle.check(int(args["line"]))
         if call.name == "submit":
             return "submitted"
         names = ", ".join(shlex.quote(t["function"]["name"]) for t in TOOLS)

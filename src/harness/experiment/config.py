@@ -84,6 +84,8 @@ class Arm(_Strict):
     n: int = Field(1, ge=1, le=20)
     selectors: list[str] = Field(default_factory=list, description="the first one picks the arm's candidate")
     sandbox: str | None = None
+    black_box_oracle: bool = Field(False, description="ablation: a tool that says whether the agent's steps for "
+                                   "one scenario pass on the real code (only the verdict crosses back)")
 
     @field_validator("name")
     @classmethod
@@ -127,7 +129,8 @@ class Arm(_Strict):
     @property
     def uses_evaluator(self) -> bool:
         """Evaluator verdicts steer this arm's output: a research upper bound, never a submission."""
-        return self.decompose == "evaluator" or (bool(self.selectors) and self.selectors[0] == "oracle")
+        return self.decompose == "evaluator" or (bool(self.selectors) and self.selectors[0] == "oracle") \
+            or self.black_box_oracle
 
 
 class Experiment(_Strict):

@@ -342,7 +342,7 @@ class ExperimentRunner:
                                sandbox=arm.sandbox or self.experiment.sandbox,
                                limits=Limits(max_calls=limits.max_calls, max_seconds=limits.max_seconds,
                                              max_cost_usd=limits.max_cost),
-                               paragraphs=list(arm.paragraphs))
+                               paragraphs=list(arm.paragraphs), black_box_oracle=arm.black_box_oracle)
 
     def _key(self, kind: str, options: GenerateOptions, **parts: Any) -> str:
         model = options.model.model_dump(exclude={"api_key", "api_base"}) if options.model else None
@@ -350,7 +350,9 @@ class ExperimentRunner:
                              "model": model, "view": options.view, "sandbox": options.sandbox,
                              "limits": options.limits.model_dump(), "paragraphs": options.paragraphs,
                              "prompts": self._prompt_hash, "script": self.plan.provider_script_sha256,
-                             "replicate": self.experiment.replicate, "version": harness.__version__, **parts})
+                             "replicate": self.experiment.replicate, "version": harness.__version__,
+                             # only when on: every other arm keeps the keys its cache was written under
+                             **({"black_box_oracle": True} if options.black_box_oracle else {}), **parts})
 
     def _run_arm(self, av: ArmView, executor) -> list[ConfigRecord]:
         arm = av.arm
@@ -564,6 +566,7 @@ class ExperimentRunner:
         facts = ConfigFacts(agent=arm.agent, reads_ground_truth=bool(getattr(self._agent(arm), "uses_ground_truth",
                                                                                 False)),
                             decompose=arm.decompose, sandbox=options.sandbox, sandbox_isolates=isolated,
+                            black_box_oracle=arm.black_box_oracle,
                             scripted_provider=options.model is not None and options.model.api_key == OFFLINE_KEY)
         written = []
         ids = self.plan.instances
@@ -724,7 +727,8 @@ class ExperimentRunner:
         reads_truth = bool(getattr(self._agent(arm), "uses_ground_truth", False))
         record = {"name": av.name, "mode": self.experiment.mode, "arm": arm.name, "view": av.view, "agent": arm.agent,
                   "model": arm.model, "paragraphs": arm.paragraphs, "sandbox": options.sandbox,
-                  "epoch": None if av.epoch is None else av.epoch + 1, "reads_ground_truth": reads_truth}
+                  "epoch": None if av.epoch is None else av.epoch + 1, "reads_ground_truth": reads_truth,
+                  "black_box_oracle": arm.black_box_oracle}
         lines = "".join(predictions[r.suite_id].model_dump_json() + "\n" for r in rows if r.suite_id in predictions)
         write_atomic(out / "config.json", json.dumps(record, indent=2) + "\n")
         write_atomic(out / "predictions.jsonl", lines)
