@@ -242,13 +242,8 @@ def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: 
     if unknown:
         raise EvaluationError(f"{len(unknown)} prediction(s) name instances the dataset does not have, "
                               f"e.g. {unknown[0]}")
-    try:
-        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
-    except IsolationError as exc:
-        raise EvaluationError(str(exc)) from exc
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _check_run_config(run_dir, dataset, digest, options)
+    run_dir = prepare_run(options, run_dir)
+    check_run_config(run_dir, dataset, digest, options)
     journal = Journal(run_dir / "results.jsonl")
     gold = dataset.load_gold()
     todo = [inst for inst in planned if inst.id not in journal.done]
@@ -262,6 +257,17 @@ def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: 
     return summary
 
 
+def prepare_run(options: EvaluateOptions, run_dir: Path) -> Path:
+    """Resolve the isolation mode (a one-line error when it is unavailable) and create ``run_dir``."""
+    try:
+        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+    except IsolationError as exc:
+        raise EvaluationError(str(exc)) from exc
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
 def _planned(dataset: Dataset, wanted: list[str] | None) -> list[Instance]:
     if not wanted:
         return list(dataset.instances)
@@ -272,20 +278,22 @@ def _planned(dataset: Dataset, wanted: list[str] | None) -> list[Instance]:
     return [by_id[w] for w in wanted]
 
 
-def _check_run_config(run_dir: Path, dataset: Dataset, digest: str, options: EvaluateOptions) -> None:
+def check_run_config(run_dir: Path, dataset: Dataset, digest: str, options: EvaluateOptions,
+                     file: str = "run.json", kind: str = "run", results: str = "results.jsonl") -> None:
+    """A run directory holds one run: of this dataset, these predictions, mutants on or off."""
     config = {"dataset": str(dataset.root.resolve()), "dataset_card_sha256": _card_sha(dataset.root),
               "predictions_sha256": digest, "timeout": options.timeout, "mutants": options.mutants,
               "isolation": options.isolation}
-    path = run_dir / "run.json"
+    path = run_dir / file
     if path.is_file():
         previous = json.loads(path.read_text(encoding="utf-8"))
         for key in ("dataset_card_sha256", "predictions_sha256", "mutants"):
             if previous.get(key) != config[key]:
-                raise EvaluationError(f"{run_dir} holds a run of other {key.split('_')[0]}; "
+                raise EvaluationError(f"{run_dir} holds a {kind} of other {key.split('_')[0]}; "
                                       f"use a new run directory")
         return
-    if (run_dir / "results.jsonl").exists():
-        raise EvaluationError(f"{run_dir} holds results without a run.json; use a new run directory")
+    if (run_dir / results).exists():
+        raise EvaluationError(f"{run_dir} holds results without a {file}; use a new run directory")
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 

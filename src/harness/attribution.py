@@ -140,7 +140,6 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
     from bench.runs import config_dir_name
     from bench.suite.evaluate import SuiteResult
     from bench.suite.instances import suite_instances
-
     from harness.prompts import render
 
     directory = run_dir / "suites" / config_dir_name(config)
@@ -181,8 +180,8 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
                 mutant = manifest.get(mutant_id)
                 if mutant is not None:
                     subjects.append(("surviving_mutant", mutant_id,
-                                     f"{mutant.file}:{mutant.line} in {mutant.function}: "
-                                     f"`{mutant.original}` -> `{mutant.replacement}`"))
+                                     (f"{mutant.file}:{mutant.line} in {mutant.function}: "
+                                     f"`{mutant.original}` -> `{mutant.replacement}`")))
             for kind, subject, detail in subjects:
                 model_label, reason = None, ""
                 if model is not None and prediction is not None:

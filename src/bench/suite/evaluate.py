@@ -22,7 +22,6 @@ raise its validity by leaving the hard scenarios out. They are listed apart.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import tempfile
@@ -35,8 +34,15 @@ from pydantic import Field
 
 from bench import journal
 from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.evaluate import EvaluateOptions, EvaluationError, ProjectJudging, ground_truth_files, load_predictions
-from bench.isolation import IsolationError, resolve_mode
+from bench.evaluate import (
+    EvaluateOptions,
+    EvaluationError,
+    ProjectJudging,
+    check_run_config,
+    ground_truth_files,
+    load_predictions,
+    prepare_run,
+)
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction
 from bench.suite.instances import SuiteInstance, suite_instances
 from bench.suite.metrics import (
@@ -86,6 +92,27 @@ def evaluate_suites(dataset_dir: Path, predictions_path: Path, run_dir: Path,
     """Judge every suite (or those in ``suites``) and write ``suite_results.jsonl`` and
     ``suite_summary.json`` to ``run_dir``; returns the summary."""
     options = options or EvaluateOptions()
+    dataset, predictions, problems, digest, planned = open_suite_run(dataset_dir, predictions_path, suites)
+    run_dir = prepare_run(options, run_dir)
+    check_run_config(run_dir, dataset, digest, options, file="suite_run.json", kind="suite run",
+                     results="suite_results.jsonl")
+    results = journal.Journal(run_dir / "suite_results.jsonl", SuiteResult, key=lambda r: r.suite_id)
+    todo = [s for s in planned if s.id not in results.done]
+    if progress is not None:
+        progress.stage("evaluating suites", sum(len(s.scenarios) for s in todo))
+    if todo:
+        judge_suites(dataset, todo, predictions, problems, options, results.append, progress)
+    finished = [results.done[s.id] for s in planned]
+    summary = summarize_suites(finished, dataset_name=dataset.card.name, predictions_sha256=digest)
+    summary["isolation"] = options.isolation
+    (run_dir / "suite_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def open_suite_run(dataset_dir: Path, predictions_path: Path, suites: list[str] | None
+                   ) -> tuple[Dataset, dict[str, Prediction], dict[str, str], str, list[SuiteInstance]]:
+    """The dataset, the suite predictions (checked against its suites), format problems, the
+    predictions file's digest and the suites to judge, for a suite or reverse evaluation."""
     try:
         dataset = load_dataset(dataset_dir)
     except DatasetError as exc:
@@ -100,24 +127,7 @@ def evaluate_suites(dataset_dir: Path, predictions_path: Path, run_dir: Path,
     if missing:
         raise EvaluationError(f"no suite {missing[0]!r} in {dataset.root}")
     planned = [everything[s] for s in suites] if suites else list(everything.values())
-    try:
-        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
-    except IsolationError as exc:
-        raise EvaluationError(str(exc)) from exc
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _check_run(run_dir, dataset, digest, options)
-    results = journal.Journal(run_dir / "suite_results.jsonl", SuiteResult, key=lambda r: r.suite_id)
-    todo = [s for s in planned if s.id not in results.done]
-    if progress is not None:
-        progress.stage("evaluating suites", sum(len(s.scenarios) for s in todo))
-    if todo:
-        judge_suites(dataset, todo, predictions, problems, options, results.append, progress)
-    finished = [results.done[s.id] for s in planned]
-    summary = summarize_suites(finished, dataset_name=dataset.card.name, predictions_sha256=digest)
-    summary["isolation"] = options.isolation
-    (run_dir / "suite_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    return summary
+    return dataset, predictions, problems, digest, planned
 
 
 def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
@@ -228,20 +238,3 @@ def summarize_suites(results: list[SuiteResult], dataset_name: str, predictions_
         "cost_usd": round(sum((r.metadata.cost_usd or 0.0) for r in results if r.metadata), 6),
         "evaluation_seconds": round(sum(r.evaluation_seconds for r in results), 1),
     }
-
-
-def _check_run(run_dir: Path, dataset: Dataset, digest: str, options: EvaluateOptions) -> None:
-    config = {"dataset": str(dataset.root.resolve()),
-              "dataset_card_sha256": hashlib.sha256((dataset.root / "dataset.json").read_bytes()).hexdigest(),
-              "predictions_sha256": digest, "mutants": options.mutants, "mode": "suite"}
-    path = run_dir / "suite_run.json"
-    if path.is_file():
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        for key in ("dataset_card_sha256", "predictions_sha256", "mutants"):
-            if previous.get(key) != config[key]:
-                raise EvaluationError(f"{run_dir} holds a suite run of other {key.split('_')[0]}; "
-                                      "use a new run directory")
-        return
-    if (run_dir / "suite_results.jsonl").exists():
-        raise EvaluationError(f"{run_dir} holds suite results without a suite_run.json; use a new run directory")
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

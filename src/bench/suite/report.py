@@ -20,13 +20,13 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
     configs = sorted(p for p in suites_dir.iterdir() if (p / "suite_summary.json").is_file()) \
         if suites_dir.is_dir() else []
     lines = [f"# {title}", "",
-             "Validity: share of the feature's scenarios whose generated steps pass on the real code in every "
+             ("Validity: share of the feature's scenarios whose generated steps pass on the real code in every "
              "clean run (unimplemented scenarios count as failing). Mutation score: share of the "
              "requirement-targeted mutants that a valid scenario kills. ρ: Spearman between specification "
-             "words and the per-suite score.", "",
-             "| configuration | suites | scenarios | validity (mean) | validity (pooled) | flaky | unimplemented "
+             "words and the per-suite score."), "",
+             ("| configuration | suites | scenarios | validity (mean) | validity (pooled) | flaky | unimplemented "
              "| mutation score (mean) | mutation score (pooled) | targets | size ratio | ρ(length, mutation) "
-             "| cost USD |",
+             "| cost USD |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     details: list[str] = []
     for directory in configs:
@@ -38,8 +38,8 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
                      f"| {summary['targets']} | {_fmt(summary['size_ratio_mean'])} "
                      f"| {_fmt(summary['spearman_length_mutation']['rho'])} | {summary['cost_usd']:.4f} |")
         details += ["", f"## {name}", "",
-                    "| suite | words | scenarios | valid | flaky | unimplemented | targets killed | validity "
-                    "| mutation score |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                    ("| suite | words | scenarios | valid | flaky | unimplemented | targets killed | validity "
+                    "| mutation score |"), "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for line in (directory / "suite_results.jsonl").read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
@@ -53,11 +53,11 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
     reverse = sorted(p for p in suites_dir.iterdir() if (p / "reverse_summary.json").is_file()) \
         if suites_dir.is_dir() else []
     if reverse:
-        lines = [lines[0], "", "The reverse task: the feature's developer tests are given, the agent implements the "
+        lines = [lines[0], "", ("The reverse task: the feature's developer tests are given, the agent implements the "
                  "hidden production code. Score: share of the feature's scenarios whose developer steps pass on it "
-                 "(every clean run agreeing).", "",
-                 "| configuration | suites | scenarios | score (mean) | score (pooled) | suites all passing | flaky "
-                 "| cost USD |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                 "(every clean run agreeing)."), "",
+                 ("| configuration | suites | scenarios | score (mean) | score (pooled) | suites all passing | flaky "
+                 "| cost USD |"), "|---|---:|---:|---:|---:|---:|---:|---:|"]
         details = []
         for directory in reverse:
             summary = json.loads((directory / "reverse_summary.json").read_text(encoding="utf-8"))

@@ -15,7 +15,6 @@ under the same runtime audit as a prediction's steps.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -27,12 +26,11 @@ from typing import Any
 from pydantic import Field
 
 from bench import journal
-from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.evaluate import EvaluateOptions, EvaluationError, ProjectJudging, ground_truth_files, load_predictions
-from bench.isolation import IsolationError, resolve_mode
+from bench.dataset import Dataset
+from bench.evaluate import EvaluateOptions, ProjectJudging, check_run_config, ground_truth_files, prepare_run
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
-from bench.suite.evaluate import ScenarioVerdict
-from bench.suite.instances import SuiteInstance, suite_instances
+from bench.suite.evaluate import ScenarioVerdict, open_suite_run
+from bench.suite.instances import SuiteInstance
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 2000
@@ -116,31 +114,10 @@ def evaluate_reverse(dataset_dir: Path, predictions_path: Path, run_dir: Path, o
     (a journal: an interrupted run resumes) and ``reverse_summary.json``."""
     options = options or EvaluateOptions()
     options.mutants = False  # the reverse score runs the ground truth on the predicted code only
-    try:
-        dataset = load_dataset(dataset_dir)
-    except DatasetError as exc:
-        raise EvaluationError(str(exc)) from exc
-    predictions, problems, digest = load_predictions(predictions_path)
-    everything = {s.id: s for s in suite_instances(dataset)}
-    unknown = sorted((set(predictions) | set(problems)) - set(everything))
-    if unknown:
-        raise EvaluationError(f"{len(unknown)} prediction(s) name suites the dataset does not have, e.g. {unknown[0]}")
-    missing = [s for s in suites or [] if s not in everything]
-    if missing:
-        raise EvaluationError(f"no suite {missing[0]!r} in {dataset.root}")
-    planned = [everything[s] for s in suites] if suites else list(everything.values())
-    try:
-        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
-    except IsolationError as exc:
-        raise EvaluationError(str(exc)) from exc
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config = {"dataset_card_sha256": hashlib.sha256((dataset.root / "dataset.json").read_bytes()).hexdigest(),
-              "predictions_sha256": digest, "mode": "reverse"}
-    config_path = run_dir / "reverse_run.json"
-    if config_path.is_file() and json.loads(config_path.read_text(encoding="utf-8")) != config:
-        raise EvaluationError(f"{run_dir} holds a reverse run of other predictions; use a new run directory")
-    config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    dataset, predictions, problems, digest, planned = open_suite_run(dataset_dir, predictions_path, suites)
+    run_dir = prepare_run(options, run_dir)
+    check_run_config(run_dir, dataset, digest, options, file="reverse_run.json", kind="reverse run",
+                     results="reverse_results.jsonl")
     results = journal.Journal(run_dir / "reverse_results.jsonl", ReverseResult, key=lambda r: r.suite_id)
     todo = [s for s in planned if s.id not in results.done]
     if progress is not None:

@@ -222,6 +222,16 @@ def give_prerequisites(ds: Dataset, opened: InstanceSandbox, unit: GenerationUni
 
 
 # ----------------------------------------------------------------------------- evaluation
+def _batch_dir(work_dir: str, predictions: list[Prediction]) -> tuple[Path, Path]:
+    """An evaluation batch's directory and its predictions file (written once: a rerun resumes)."""
+    work = Path(work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    predictions_path = work / "predictions.jsonl"
+    if not predictions_path.is_file():
+        write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in predictions))
+    return work, predictions_path
+
+
 class EvaluationUnit(BaseModel):
     dataset_dir: str
     predictions: list[Prediction]
@@ -234,11 +244,7 @@ class EvaluationUnit(BaseModel):
 
 def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
     """Score one batch with the real evaluator; its journal makes a killed batch resume where it stopped."""
-    work = Path(unit.work_dir)
-    work.mkdir(parents=True, exist_ok=True)
-    predictions_path = work / "predictions.jsonl"
-    if not predictions_path.is_file():
-        write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
+    work, predictions_path = _batch_dir(unit.work_dir, unit.predictions)
     options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
                               instances=unit.instance_ids, mutants=unit.mutants)
     evaluate(Path(unit.dataset_dir), predictions_path, work / "run", options)
@@ -268,11 +274,7 @@ def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[Any]:
     from bench.suite.evaluate import evaluate_suites
     from bench.suite.reverse import ReverseResult, evaluate_reverse
 
-    work = Path(unit.work_dir)
-    work.mkdir(parents=True, exist_ok=True)
-    predictions_path = work / "predictions.jsonl"
-    if not predictions_path.is_file():
-        write_atomic(predictions_path, "".join(p.model_dump_json() + "\n" for p in unit.predictions))
+    work, predictions_path = _batch_dir(unit.work_dir, unit.predictions)
     options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
                               mutants=unit.mutants)
     evaluator = evaluate_reverse if unit.kind == "reverse" else evaluate_suites
