@@ -28,13 +28,13 @@ the shared mutant for one feature can leave the other only an expensive pair, or
 
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict
 from collections.abc import Collection, Mapping
 from fractions import Fraction
 
 from pydantic import Field
 
+from bench.flow import FlowGraph
 from bench.model import Frozen
 
 MAX_UNRELATED_SHARE = 0.2
@@ -169,7 +169,7 @@ def _assign(eligible: Mapping[str, list[TargetPair]], per_feature: int) -> dict[
         return {}
     # the tie-break weights sum to < 2**len(pairs): one unrelated kill outweighs them all
     unit = 1 << len(pairs)
-    graph = _FlowGraph()
+    graph = FlowGraph()
     source, sink = graph.node(("source",)), graph.node(("sink",))
     pair_edges: list[tuple[int, str, TargetPair]] = []
     for feature in sorted(eligible):
@@ -190,77 +190,3 @@ def _assign(eligible: Mapping[str, list[TargetPair]], per_feature: int) -> dict[
         if graph.cap[edge] == 0:  # the unit of capacity went into the flow
             chosen[feature].append(pair)
     return dict(chosen)
-
-
-class _FlowGraph:
-    """A residual graph with integer (arbitrary-size) costs: edge ``e`` and its reverse ``e ^ 1``."""
-
-    def __init__(self) -> None:
-        self.ids: dict[tuple[str, ...], int] = {}
-        self.adj: list[list[int]] = []
-        self.to: list[int] = []
-        self.cap: list[int] = []
-        self.cost: list[int] = []
-
-    def node(self, key: tuple[str, ...]) -> int:
-        if key not in self.ids:
-            self.ids[key] = len(self.adj)
-            self.adj.append([])
-        return self.ids[key]
-
-    def edge(self, u: int, v: int, cap: int, cost: int) -> int:
-        index = len(self.to)
-        for a, b, c, w in ((u, v, cap, cost), (v, u, 0, -cost)):
-            self.adj[a].append(len(self.to))
-            self.to.append(b)
-            self.cap.append(c)
-            self.cost.append(w)
-        return index
-
-    def min_cost_max_flow(self, source: int, sink: int) -> int:
-        """Successive shortest paths, Dijkstra on reduced costs (Johnson potentials).
-
-        Every cost starts non-negative, so zero potentials are valid. Each round stops once the
-        sink is settled and raises every potential by min(distance, sink distance) (as AtCoder
-        Library's min-cost flow does), which keeps every residual reduced cost non-negative.
-        """
-        n = len(self.adj)
-        potential = [0] * n
-        flow = 0
-        while True:
-            dist: list[int | None] = [None] * n
-            via = [-1] * n
-            dist[source] = 0
-            heap = [(0, source)]
-            while heap:
-                d, u = heapq.heappop(heap)
-                if d != dist[u]:
-                    continue
-                if u == sink:
-                    break
-                for e in self.adj[u]:
-                    if self.cap[e] <= 0:
-                        continue
-                    v = self.to[e]
-                    nd = d + self.cost[e] + potential[u] - potential[v]
-                    if dist[v] is None or nd < dist[v]:
-                        dist[v], via[v] = nd, e
-                        heapq.heappush(heap, (nd, v))
-            if dist[sink] is None:
-                return flow
-            reach = dist[sink]
-            for v in range(n):
-                d = dist[v]
-                potential[v] += reach if d is None or d > reach else d
-            push, v = None, sink
-            while v != source:
-                e = via[v]
-                push = self.cap[e] if push is None else min(push, self.cap[e])
-                v = self.to[e ^ 1]
-            v = sink
-            while v != source:
-                e = via[v]
-                self.cap[e] -= push
-                self.cap[e ^ 1] += push
-                v = self.to[e ^ 1]
-            flow += push
