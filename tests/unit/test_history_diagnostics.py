@@ -51,7 +51,7 @@ def test_post_state_matching_is_optimal_against_brute_force() -> None:
         n, m = rng.randint(1, 5), rng.randint(1, 5)
         sims = [[rng.choice([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]) for _ in range(m)] for _ in range(n)]
         predicted, gold = [str(i) for i in range(n)], [str(j) for j in range(m)]
-        got = post_state_score(predicted, gold, lambda p, g: sims[int(p)][int(g)])
+        got = post_state_score(predicted, gold, lambda p, g, sims=sims: sims[int(p)][int(g)])
         best = max(sum(sims[i][j] for i, j in zip(rows, cols))
                    for k in [min(n, m)] for rows in itertools.permutations(range(n), k)
                    for cols in itertools.permutations(range(m), k))
