@@ -316,7 +316,7 @@ class ProjectJudging:
         self.traced = bool(getattr(self.own, "traces", False)) if self.own is not None else True
         self.verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants,
                                               replays=options.replays, isolation=options.isolation,
-                                              seed=options.seed)
+                                              seed=options.seed, untrusted_production=snapshot is not None)
         snapshot = snapshot or dataset.root / self.project.snapshot
         self.snapshot = snapshot
         if self.own is None:

@@ -52,6 +52,7 @@ class VerdictOptions:
     isolation: str = "bwrap"
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     seed: int | None = None  # None: a fresh random order per evaluation
+    untrusted_production: bool = False  # the reverse task: production is agent code, screened like a test
 
 
 @dataclass
@@ -144,7 +145,8 @@ class _Session:
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
         space = instance_space(self.base, self.prediction.files, self.dir / name,
                                link_production=self.options.isolation == "bwrap")
-        box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits)
+        box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits,
+                          untrusted_production=self.options.untrusted_production)
         self.sandboxes.append(box)
         box.start(space.prediction_files)
         return box
@@ -296,6 +298,7 @@ class _Session:
         space = self.warm.space
         refresh_workspace(space)
         box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits,
+                          untrusted_production=self.options.untrusted_production,
                           preimport=list(self.warm.init_reply.get("dependencies") or []))
         self.sandboxes.append(box)
         box.start(space.prediction_files)

@@ -411,3 +411,33 @@ def test_black_box_oracle_ablation(example_dataset: Path, tmp_path: Path) -> Non
                and json.loads(e)["type"] == "tool"]
     assert outputs == ["fails on the real code", "passes on the real code"]
     assert json.loads((tmp_path / "run/suites/probing@ah/config.json").read_text())["black_box_oracle"] is True
+
+
+def test_reverse_task_production_cannot_rewrite_the_runner(example_dataset: Path, tmp_path: Path) -> None:
+    """In the reverse task production is the prediction. A package that replaces behave's
+    Step.run while it is imported (every step 'passes') was scored 1.0 while the integrity
+    baseline was taken after the warm worker imported production; the baseline now comes first
+    for untrusted production, and the run is tampering."""
+    from bench.dataset import load_dataset
+    from bench.evaluate import EvaluateOptions
+    from bench.model import Prediction
+    from bench.suite.reverse import evaluate_reverse, production_sources
+    from harness.views import materialize
+
+    dataset = load_dataset(example_dataset)
+    project = dataset.project("tinyshop")
+    suite_id = "tinyshop/features/tax.feature"
+    first = next(i.id for i in dataset.instances if i.requirement.feature_file == "features/tax.feature")
+    view = materialize(dataset, first, "ah").root
+    files = {p: (view / p).read_text() for p in production_sources(view, project.production)}
+    init = next(p for p in files if p.endswith("tinyshop/__init__.py"))
+    files[init] += ("\nimport behave.model as _model\nfrom behave.model_core import Status as _Status\n"
+                    "_model.Step.run = lambda self, runner, *a, **k: (setattr(self, 'status', _Status.passed)"
+                    " or True)\n")
+    path = tmp_path / "p.jsonl"
+    path.write_text(Prediction(instance_id=suite_id, files=files).model_dump_json() + "\n")
+    summary = evaluate_reverse(example_dataset, path, tmp_path / "run", EvaluateOptions(workers=2), suites=[suite_id])
+    assert summary["score_pooled"] == 0.0
+    result = json.loads((tmp_path / "run/reverse_results.jsonl").read_text())
+    assert {v["outcome"] for v in result["scenarios"]} == {"tampering"}
+    assert "Step.run replaced" in result["scenarios"][0]["detail"]

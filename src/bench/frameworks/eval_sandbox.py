@@ -56,6 +56,7 @@ class EvalSandbox:
     isolation: str  # "bwrap" | "none"
     warm: bool  # import production once in the worker (False: the run child imports it from disk)
     preimport: list[str] = field(default_factory=list)  # a cold worker's non-production imports
+    untrusted_production: bool = False  # the reverse task: production is the prediction (bench.suite.reverse)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     python: str = sys.executable
     proc: subprocess.Popen[bytes] | None = None
@@ -91,7 +92,7 @@ class EvalSandbox:
                    "prediction_files": [str(ws / rel) for rel in prediction_files],
                    "isolated": isolated, "scratch": scratch,
                    "mounts": [str(d) for d in python_dirs()] if isolated else [],
-                   "limits": self.limits.child_limits()}
+                   "limits": self.limits.child_limits(), "untrusted_production": self.untrusted_production}
         reply = self.call(request, timeout)
         if "error" in reply:
             raise WorkerLost(f"worker did not start: {str(reply['error'])[:500]}")

@@ -70,6 +70,14 @@ class EvalWorker(bw.Worker):
     def init(self, req: EvalInit) -> EvalInitReply:  # type: ignore[override]
         _undumpable()  # a child of the same uid must not ptrace or read this process's memory
         before = set(sys.modules)
+        # The reverse task's production is the prediction: what it changes in the runner while the
+        # warm worker imports it must be seen, so the integrity baseline is taken before that import
+        # (for trusted production the baseline is taken after it, in _prepare_screens).
+        early = None
+        if req.get("untrusted_production"):
+            from bench.guard import integrity
+
+            early = integrity.snapshot()
         # A cold worker imports what production depends on but is not production (lxml, the
         # standard library): a cold run then imports only production itself from disk.
         for name in req.get("preimport", []):
@@ -78,6 +86,10 @@ class EvalWorker(bw.Worker):
             except BaseException:  # noqa: BLE001 - the run child will report the same error
                 pass
         reply = super().init(req)
+        if early is not None:
+            from bench.guard import integrity
+
+            self.import_changes = list(integrity.changes(early))
         prefixes = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in self.production_dirs)
         reply["dependencies"] = sorted(
             name for name in set(sys.modules) - before
@@ -396,6 +408,9 @@ def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], Non
 
     class _Screen:
         def finish(self) -> None:
+            for change in getattr(worker, "import_changes", []):
+                channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
+                         "line": 0, "evidence": f"production changed the runner while it imported: {change}"})
             for change in integrity.changes(snap):
                 channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
                          "line": 0, "evidence": change})

@@ -40,6 +40,7 @@ class EvalInit(TypedDict):
     scratch: list[str]  # emptied before every run
     mounts: list[str]  # bound dirs inside a scratch dir that clearing must step around
     limits: dict[str, int]  # setrlimit values for every run child: fsize, as, core, nofile
+    untrusted_production: bool  # the reverse task: production is the prediction (integrity baseline first)
 
 
 class EvalInitReply(TypedDict):
