@@ -333,22 +333,19 @@ class ProjectJudging:
         scored such a failure as 0 on every metric (no gold), a framework's own judge by its gold."""
         return gold if self.own is not None else None
 
-    def rejections(self, prediction: Prediction) -> str | None:
-        """Why the prediction is a generation failure without running it (None: it can run)."""
+    def rejections(self, prediction: Prediction) -> tuple[str | None, list[str]]:
+        """Why the prediction is a generation failure without running it (None: it can run), and
+        the reasons of the paths the submission check rejected (at most 50)."""
         files = prediction.files
         rejected = self.own.rejections(files) if self.own is not None else self.area.rejections(files)
         if rejected:
-            return INVALID_SUBMISSION + rejected[0]
+            return INVALID_SUBMISSION + rejected[0], rejected[:50]
         if self.own is not None:
             if not any(content.strip() for content in files.values()):
-                return "no usable test code (no non-empty file)"
+                return "no usable test code (no non-empty file)", []
         elif not any(path.endswith(".py") and content.strip() for path, content in files.items()):
-            return "no usable test code (no non-empty .py file)"
-        return None
-
-    def rejected_paths(self, prediction: Prediction) -> list[str]:
-        files = prediction.files
-        return (self.own.rejections(files) if self.own is not None else self.area.rejections(files))[:50]
+            return "no usable test code (no non-empty .py file)", []
+        return None, []
 
     def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
         """The verdict; an evaluator bug becomes an infrastructure failure, never an exception."""
@@ -402,8 +399,8 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                 if problem is not None or prediction is None:
                     result = _empty_result(inst, Outcome.generation_failure, problem or NO_PREDICTION,
                                            judging.result_gold(gold.get(inst.id)), coverage=measured)
-                elif (reason := judging.rejections(prediction)) is not None:
-                    paths = judging.rejected_paths(prediction)
+                elif (rejection := judging.rejections(prediction))[0] is not None:
+                    reason, paths = rejection
                     result = _empty_result(inst, Outcome.generation_failure, reason,
                                            judging.result_gold(gold[inst.id]),
                                            coverage=measured, metadata=prediction.metadata,

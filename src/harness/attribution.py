@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench.model import Outcome, Prediction
+
 LABELS = ("test", "spec_underspecified", "spec_contradiction", "error", "unknown")
 Action = Literal["read", "search", "write", "execute", "other"]
 
@@ -135,7 +137,6 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
     writes ``suites/<config>/attribution.jsonl`` and returns the labels."""
     from bench.dataset import load_dataset
     from bench.evaluate import EvaluateOptions, ProjectJudging, ground_truth_files
-    from bench.model import Outcome, Prediction
     from bench.mutation.executor import load_manifest
     from bench.runs import config_dir_name
     from bench.suite.evaluate import SuiteResult
@@ -159,6 +160,7 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
     options = EvaluateOptions(workers=workers)
     with tempfile.TemporaryDirectory(prefix="req2test-attribution-") as tmp:
         judgings: dict[str, ProjectJudging] = {}
+        manifests: dict[str, dict] = {}
         for result in results:
             prediction = predictions.get(result.suite_id)
             suite = suites[result.suite_id]
@@ -166,7 +168,9 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
                 judgings[result.project] = ProjectJudging(dataset, result.project, gold, options, Path(tmp),
                                                           ground_truth_files(gold))
             judging = judgings[result.project]
-            manifest = load_manifest(dataset.root, result.project)
+            if result.project not in manifests:
+                manifests[result.project] = load_manifest(dataset.root, result.project)
+            manifest = manifests[result.project]
             code = "\n\n".join(f"`{p}`:\n```\n{t[:6000]}\n```" for p, t in sorted((prediction.files if prediction
                                                                                    else {}).items()))
             feature = (dataset.root / dataset.project(result.project).snapshot / suite.feature_file).read_text(
@@ -195,8 +199,7 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
                         reason = f"no answer: {type(exc).__name__}: {str(exc)[:200]}"
                 replay = "not_run"
                 if prediction is not None:
-                    replay = _replay(judging, by_id, gold, suite, prediction, kind, subject, result, Outcome,
-                                     Prediction)
+                    replay = _replay(judging, by_id, gold, suite, prediction, kind, subject, result)
                 label = model_label or "unknown"
                 if replay == "not_reproduced":
                     label = "unknown"
@@ -206,19 +209,19 @@ def attribute_config(run_dir: Path, config: str, model: Any | None, workers: int
     return out
 
 
-def _replay(judging: Any, by_id: dict, gold: dict, suite: Any, prediction: Any, kind: str, subject: str,
-            result: Any, outcome_type: Any, prediction_type: Any) -> Literal["confirmed", "not_reproduced"]:
+def _replay(judging: Any, by_id: dict, gold: dict, suite: Any, prediction: Prediction, kind: str, subject: str,
+            result: Any) -> Literal["confirmed", "not_reproduced"]:
     """Judge again: a failing scenario must fail again on the real code; a surviving target must
     survive its own reference scenario's generated steps again (when that scenario is valid)."""
     if kind == "failing_scenario":
-        again = judging.judge(by_id[subject], prediction_type(instance_id=subject, files=prediction.files),
+        again = judging.judge(by_id[subject], Prediction(instance_id=subject, files=prediction.files),
                               gold[subject].model_copy(update={"pool": [], "kills": []}))
-        return "not_reproduced" if again.outcome is outcome_type.passed else "confirmed"
+        return "not_reproduced" if again.outcome is Outcome.passed else "confirmed"
     owner = next((t.scenario for t in suite.targets if t.mutant == subject), None)
     valid = set(result.validity.valid_ids)
     if owner is None or owner not in valid:
         return "confirmed"  # no valid scenario could kill it: surviving is what there is
-    again = judging.judge(by_id[owner], prediction_type(instance_id=owner, files=prediction.files),
+    again = judging.judge(by_id[owner], Prediction(instance_id=owner, files=prediction.files),
                           gold[owner].model_copy(update={"pool": [subject], "kills": [subject]}))
     return "not_reproduced" if subject in again.kills else "confirmed"
 

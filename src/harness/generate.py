@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import threading
 import time
@@ -184,7 +183,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
                       attempt_prefix: str = "", enriched_requirement: str | None = None,
                       prerequisite_tests: dict[str, str] | None = None,
                       before_agent: BeforeAgent | None = None, extra: dict[str, Any] | None = None,
-                      suite: SuiteTask | None = None) -> Prediction:
+                      suite: SuiteTask | None = None, given_tests: dict[str, str] | None = None) -> Prediction:
     """One generation in a fresh sandbox: the agent's test as a Prediction (not yet journaled).
 
     ``before_agent`` runs in the opened sandbox before the agent starts and may return task fields
@@ -198,12 +197,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
     instance = ds.instance(sandbox_instance)
     project = ds.project(instance.project)
     implementing = suite is not None and suite.kind == "implementation"
-    given_tests: dict[str, str] = {}
-    if implementing:
-        from bench.suite.calibration import reference_suite_files
-
-        assert suite is not None
-        given_tests = reference_suite_files(ds, suite.suite_id)
+    given_tests = given_tests or {}
     started = time.monotonic()
     attempts = 0
     ledger_totals: dict[str, Any] = {}
@@ -283,7 +277,7 @@ class BlackBoxOracle:
     sandbox, its screens, no mutants) on the complete production code, outside the agent's sandbox;
     the agent gets back one word. A run that uses it is an upper bound, never a submission."""
 
-    def __init__(self, ds, task: AgentTask, opened: InstanceSandbox) -> None:  # noqa: ANN001
+    def __init__(self, ds, task: AgentTask, opened: InstanceSandbox) -> None:
         self.ds, self.task, self.opened = ds, task, opened
         self.checks = 0
 
@@ -308,7 +302,7 @@ class BlackBoxOracle:
         options = EvaluateOptions(workers=1, mutants=False, replays=0)
         with tempfile.TemporaryDirectory(prefix="req2test-oracle-") as tmp:
             judging = ProjectJudging(self.ds, instance.project, gold, options, Path(tmp), ground_truth_files(gold))
-            problem = judging.rejections(Prediction(instance_id=instance_id, files=files))
+            problem, _ = judging.rejections(Prediction(instance_id=instance_id, files=files))
             if problem is not None:
                 return "fails on the real code"
             judgement = judging.judge(instance, Prediction(instance_id=instance_id, files=files),

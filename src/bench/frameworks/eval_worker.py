@@ -65,6 +65,8 @@ class EvalWorker(bw.Worker):
         # kill every other process and empty the scratch dirs; never on a host.
         self.isolated = False
         self.scratch: list[str] = []
+        # runner changes production made while the warm worker imported it (untrusted production only)
+        self.import_changes: list[str] = []
 
     # ------------------------------------------------------------------ init
     def init(self, req: EvalInit) -> EvalInitReply:  # type: ignore[override]
@@ -408,7 +410,7 @@ def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], Non
 
     class _Screen:
         def finish(self) -> None:
-            for change in getattr(worker, "import_changes", []):
+            for change in worker.import_changes:
                 channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
                          "line": 0, "evidence": f"production changed the runner while it imported: {change}"})
             for change in integrity.changes(snap):

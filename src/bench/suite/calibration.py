@@ -41,11 +41,6 @@ def suite_calibration_files(dataset: Dataset, suite: SuiteInstance,
     return {"oracle": oracle, "empty": empty, "then-stripped": stripped}
 
 
-def reference_suite_files(dataset: Dataset, suite_id: str) -> dict[str, str]:
+def reference_suite_files(dataset: Dataset, suite: SuiteInstance, gold: dict[str, GoldTest]) -> dict[str, str]:
     """The developers' step files of one suite: the reverse task's given tests."""
-    from bench.suite.instances import suite_instances
-
-    suite = next((s for s in suite_instances(dataset) if s.id == suite_id), None)
-    if suite is None:
-        raise SuiteCalibrationError(f"no suite {suite_id!r} in {dataset.root}")
-    return suite_calibration_files(dataset, suite, dataset.load_gold())["oracle"]
+    return suite_calibration_files(dataset, suite, gold)["oracle"]

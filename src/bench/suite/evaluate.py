@@ -1,4 +1,4 @@
-"""``req2test suite-evaluate``: score generated suites (one prediction per feature file).
+"""Scoring generated suites, one prediction per feature file (``req2test run`` with ``mode: suite``).
 
 A suite prediction holds step definitions for every scenario of one feature. Each of the
 feature's scenarios is judged by the same verdict process as a single-scenario prediction
@@ -148,7 +148,7 @@ def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[
                 if suite.project not in judgings:
                     judgings[suite.project] = ProjectJudging(dataset, suite.project, gold, options, Path(tmp),
                                                              ground_truth_files(gold))
-                problem = judgings[suite.project].rejections(prediction)
+                problem, _ = judgings[suite.project].rejections(prediction)
             if problem is not None:
                 verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,
                                             stability="failing", unimplemented=True) for s in suite.scenarios]
@@ -178,8 +178,7 @@ def _judge_scenario(judging: ProjectJudging, inst: Any, prediction: Prediction, 
     suite_gold = gold.model_copy(update={"kills": sorted(targets), "pool": sorted(set(targets) | set(camouflage)),
                                          "assertion_dependent": [], "hidden_kills": []})
     judgement = judging.judge(inst, Prediction(instance_id=inst.id, files=prediction.files), suite_gold)
-    stability: Stability = "valid" if judgement.outcome is Outcome.passed else \
-        "flaky" if judgement.outcome is Outcome.unstable else "failing"
+    stability = stability_of(judgement.outcome)
     unimplemented = judgement.outcome is Outcome.binding_failure and (
         "undefined" in judgement.detail or "step_pending" in judgement.detail)
     clean = int(judgement.confirmation.get("clean_runs", 0))
@@ -187,6 +186,12 @@ def _judge_scenario(judging: ProjectJudging, inst: Any, prediction: Prediction, 
                            stability=stability, unimplemented=unimplemented,
                            kills=sorted(set(judgement.kills) & set(targets)) if stability == "valid" else [],
                            clean_runs=clean)
+
+
+def stability_of(outcome: Outcome) -> Stability:
+    """A judged scenario's validity label: the judge passed it (every clean run agreed), its clean
+    runs disagreed (unstable), or anything else."""
+    return "valid" if outcome is Outcome.passed else "flaky" if outcome is Outcome.unstable else "failing"
 
 
 def score_suite_result(suite: SuiteInstance, verdicts: list[ScenarioVerdict], detail: str, seconds: float,

@@ -29,7 +29,7 @@ from bench import journal
 from bench.dataset import Dataset
 from bench.evaluate import EvaluateOptions, ProjectJudging, check_run_config, ground_truth_files, prepare_run
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
-from bench.suite.evaluate import ScenarioVerdict, open_suite_run
+from bench.suite.evaluate import ScenarioVerdict, open_suite_run, stability_of
 from bench.suite.instances import SuiteInstance
 
 MAX_FILE_BYTES = 1 << 20
@@ -164,8 +164,7 @@ def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Predictio
                 steps = Prediction(instance_id=scenario, files=ground_truth_steps(original, gold[scenario]))
                 judgement = judging.judge(by_id[scenario], steps, gold[scenario].model_copy(
                     update={"pool": [], "kills": []}))
-                stability = "valid" if judgement.outcome is Outcome.passed else \
-                    "flaky" if judgement.outcome is Outcome.unstable else "failing"
+                stability = stability_of(judgement.outcome)
                 if progress is not None:
                     progress.advance()
                 return ScenarioVerdict(instance_id=scenario, outcome=judgement.outcome, stability=stability,

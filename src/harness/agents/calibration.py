@@ -8,54 +8,66 @@ run marked for submission (``uses_ground_truth``).
 
 from __future__ import annotations
 
+from functools import cached_property
+from pathlib import Path
+
+from bench.dataset import Dataset, load_dataset
 from harness.agents.base import AgentEnv, AgentResult, AgentTask
 
 
 class CalibrationAgent:
+    """What it writes is read from the dataset once, on first use (an agent is loaded per generation
+    unit, and most units need one instance's or one suite's files, not every one's)."""
+
     uses_ground_truth = True
 
-    def __init__(self, kind: str, files_by_instance: dict[str, dict[str, str]], dataset_dir=None) -> None:  # noqa: ANN001
+    def __init__(self, kind: str, dataset_dir: Path) -> None:
         self.kind = kind
         self.name = f"calibration:{kind}"
-        self.files_by_instance = files_by_instance
-        self.dataset_dir = dataset_dir
+        self.dataset_dir = Path(dataset_dir)
 
     def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
         if task.suite is not None and task.suite.kind == "implementation":
             files = self._production(task)
+        elif task.suite is not None:
+            files = self._suite_files(task.suite.suite_id)
         else:
-            files = self._suite_files(task.suite.suite_id) if task.suite is not None else \
-                self.files_by_instance.get(task.instance.id, {})
+            files = self.files_by_instance.get(task.instance.id, {})
         for path, text in sorted(files.items()):
             env.sandbox.write_file(path, text)
             env.trajectory.add("tool", name="write_file", arguments={"path": path}, output=f"{len(text)} characters")
         env.trajectory.add("end", reason="finished")
         return AgentResult(reason="finished", summary=f"{self.kind}: wrote {len(files)} files")
 
+    @cached_property
+    def dataset(self) -> Dataset:
+        return load_dataset(self.dataset_dir)
+
+    @cached_property
+    def files_by_instance(self) -> dict[str, dict[str, str]]:
+        from bench.calibrate import calibration_predictions
+
+        return {p.instance_id: p.files for p in calibration_predictions(self.dataset_dir)[self.kind]}
 
     def _production(self, task: AgentTask) -> dict[str, str]:
         """The reverse task's calibration: the oracle restores the real production sources; the
         others have no meaning there (an empty implementation is the view as it is: agent none)."""
         if self.kind != "oracle":
             raise ValueError(f"the reverse task has the oracle and none calibrations, not {self.kind}")
-        from bench.dataset import load_dataset
         from bench.suite.reverse import production_sources
 
-        dataset = load_dataset(self.dataset_dir)
-        project = dataset.project(task.instance.project)
-        snapshot = dataset.root / project.snapshot
+        project = self.dataset.project(task.instance.project)
+        snapshot = self.dataset.root / project.snapshot
         return {p: (snapshot / p).read_text(encoding="utf-8") for p in production_sources(snapshot, project.production)}
 
     def _suite_files(self, suite_id: str) -> dict[str, str]:
         """The reference suite of one feature (bench.suite.calibration), not a union of per-scenario
         files: then-stripped must strip every scenario's Then steps at once."""
-        from bench.dataset import load_dataset
         from bench.suite.calibration import suite_calibration_files
         from bench.suite.instances import suite_instances
 
-        dataset = load_dataset(self.dataset_dir)
-        suite = next(s for s in suite_instances(dataset) if s.id == suite_id)
-        return suite_calibration_files(dataset, suite, dataset.load_gold())[self.kind]
+        suite = next(s for s in suite_instances(self.dataset) if s.id == suite_id)
+        return suite_calibration_files(self.dataset, suite, self.dataset.load_gold())[self.kind]
 
 
 class NoneAgent:
@@ -69,12 +81,11 @@ class NoneAgent:
         return AgentResult(reason="finished", summary="wrote nothing")
 
 
-def calibration_agent(kind: str, dataset_dir) -> CalibrationAgent | NoneAgent:  # noqa: ANN001
+def calibration_agent(kind: str, dataset_dir: Path) -> CalibrationAgent | NoneAgent:
     if kind == "none":
         return NoneAgent()
-    from bench.calibrate import calibration_predictions
+    from bench.calibrate import CALIBRATIONS
 
-    predictions = calibration_predictions(dataset_dir)
-    if kind not in predictions:
+    if kind not in CALIBRATIONS:
         raise ValueError(f"unknown calibration agent {kind!r}: oracle, empty, then-stripped or none")
-    return CalibrationAgent(kind, {p.instance_id: p.files for p in predictions[kind]}, dataset_dir)
+    return CalibrationAgent(kind, dataset_dir)

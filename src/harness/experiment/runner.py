@@ -634,6 +634,7 @@ class ExperimentRunner:
         from bench.suite.calibration import reference_suite_files
 
         reverse = self.experiment.mode == "reverse"
+        gold = self.dataset.load_gold() if reverse else {}
         suites = {u.id: u for u in suite_instances(self.dataset)}
         by_id = {i.id: i for i in self.dataset.instances}
         options = self._options(av.arm, av.view)
@@ -651,9 +652,9 @@ class ExperimentRunner:
                 continue
             suite = suites[suite_id]
             snapshot = self.dataset.root / self.dataset.project(suite.project).snapshot
+            given = reference_suite_files(self.dataset, suite, gold) if reverse else {}
             task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file,
-                             kind="implementation" if reverse else "tests",
-                             given_tests=sorted(reference_suite_files(self.dataset, suite_id)) if reverse else [],
+                             kind="implementation" if reverse else "tests", given_tests=sorted(given),
                              gherkin=(snapshot / suite.feature_file).read_text(encoding="utf-8"),
                              scenarios=[SuiteScenario(instance_id=s, name=by_id[s].requirement.scenario_name,
                                                       line=by_id[s].requirement.scenario_line)
@@ -662,7 +663,7 @@ class ExperimentRunner:
                             **av.key_parts())
             units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir), instance_id=suite_id,
                                         candidate=1, options=options, key=key, use_cache=self.experiment.cache,
-                                        suite=task))
+                                        suite=task, given_tests=given))
         batch = max(1, getattr(executor, "workers", 4)) if self.experiment.limits.max_run_cost else len(units)
         for start in range(0, len(units), max(1, batch)):
             self._check_budget()

@@ -116,6 +116,8 @@ class GenerationUnit(BaseModel):
     key: str
     use_cache: bool = True
     suite: SuiteTask | None = Field(None, description="suite mode: instance_id is this suite's id")
+    given_tests: dict[str, str] = Field(default_factory=dict, description="the reverse task: the developer step "
+                                        "files written into the workspace before the agent starts")
 
 
 def run_generation(unit: GenerationUnit) -> Prediction:
@@ -147,7 +149,7 @@ def run_generation(unit: GenerationUnit) -> Prediction:
         prediction = generate_instance(ds, unit.instance_id, agent, unit.options, policy, scratch,
                                        enriched_requirement=unit.enriched, before_agent=before,
                                        extra={"candidate": unit.candidate, "unit_key": unit.key},
-                                       suite=unit.suite)
+                                       suite=unit.suite, given_tests=unit.given_tests)
         produced = scratch / "trajectories" / safe_name(unit.instance_id)
         if produced.is_dir():
             shutil.copytree(produced, trajectory_dir, dirs_exist_ok=True)
