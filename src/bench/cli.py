@@ -359,6 +359,68 @@ def history(
         console.print(f"wrote {output}")
 
 
+def takeover(
+    repo: Annotated[Path, typer.Argument(help="A git repository (a work tree or a bare mirror).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Takeover directory to create.")],
+    commit: Annotated[list[str] | None, typer.Option("--commit", help="A target commit (sha or prefix); repeat it.")] = None,
+    select: Annotated[int, typer.Option("--select", min=0, help="Otherwise: the last N candidate commits (add, change or "
+                                                               "resume a scenario and touch production code).")] = 0,
+    name: Annotated[str | None, typer.Option("--name", help="Project name in target ids (default: the repository's).")] = None,
+    features: Annotated[str, typer.Option("--features", help="Its features directory.")] = "features",
+    production: Annotated[list[str] | None, typer.Option("--production", help="Production path prefixes for --select "
+                                                                              "(default: src, and the name).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Top-level paths not written into the trees "
+                                                                        "(e.g. docs).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Warm runner processes for each build.")] = 2,
+) -> None:
+    """Build takeover targets from a project's history (seed 001, ReqMemBench): at each commit that makes
+    scenarios pass, the parent's tree for the agent, a dataset built at the commit for the judge,
+    the request (its message), the history before it and the gold requirement states.
+
+    Examples:
+
+      req2test takeover ../python-docx -o datasets/docx-takeover --commit 6c0024c5 --commit 8ac9fc4f --exclude ref --exclude docs
+
+      req2test takeover ../python-docx -o datasets/docx-takeover --select 5 --production src/docx
+    """
+    from bench.history.atoms import replay_history
+    from bench.history.takeover import TakeoverError, build_takeover, candidate_commits
+    from bench.history.trees import TreeError
+
+    if not repo.exists():
+        raise fail(f"{repo}: no such directory")
+    if not commit and not select:
+        raise fail("give the target commits (--commit SHA, repeatable) or --select N")
+    project = name or repo.resolve().name.removesuffix(".git").split("+")[-1]
+    if project == "repo":
+        project = repo.resolve().parent.name.split("+")[-1]
+    try:
+        replay = replay_history(repo, features)
+        chosen = list(commit or [])
+        if select:
+            prefixes = production or ["src", project.replace("-", "_"), project.split("-")[-1]]
+            chosen += candidate_commits(replay, repo, prefixes)[-select:]
+        progress = progress_for(False)
+        try:
+            card = build_takeover(repo, output, chosen, project, features, tuple(exclude or ()), workers, progress,
+                                  replay=replay)
+        finally:
+            progress.close()
+    except (TakeoverError, TreeError, RuntimeError, ValueError) as exc:
+        raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    table = Table(title=f"{output}: {len(card.targets)} takeover targets ({len(card.dropped)} commits dropped)")
+    for column in ("target", "seconds"):
+        table.add_column(column)
+    for target_id in card.targets:
+        table.add_row(target_id, str(card.seconds.get(target_id, "")))
+    out.print(table)
+    for dropped in card.dropped:
+        out.print(f"dropped {dropped.commit[:12]}: {dropped.reason}", highlight=False, markup=False)
+    if card.missing_blobs:
+        out.print(f"{len(card.missing_blobs)} files the repository lacks were not written "
+                  f"(e.g. {card.missing_blobs[0]})", highlight=False, markup=False)
+
+
 def suites(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the suite instances as JSON lines.")] = None,

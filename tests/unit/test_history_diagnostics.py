@@ -16,6 +16,7 @@ def test_set_scores() -> None:
     assert s.f1 == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))  # 4/7
     assert s.f1 == pytest.approx(4 / 7)
     assert set_score([], ["a"]).precision is None and set_score([], ["a"]).recall == 0.0
+    assert set_score([], ["a"]).f1 == 0.0  # an empty answer found nothing: F1 0, not undefined
     assert set_score(["a"], []).recall is None and set_score(["a"], []).f1 is None
     assert set_score(["x"], ["y"]).f1 == 0.0
 

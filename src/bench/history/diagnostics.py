@@ -3,7 +3,8 @@ enough to check by hand:
 
 - **precision / recall / F1** over sets: the atoms an answer calls relevant to a request, the
   commits it cites as evidence. Undefined shares are None (nothing predicted: no precision;
-  nothing to find: no recall), never 0 or NaN;
+  nothing to find: no recall), never NaN; F1 is 0 when there was something to find and none of it
+  was found, None only when there was nothing to find;
 - **attribute reconstruction**: for each gold atom, the share of its attributes (steps, examples,
   tags, deferred) the answer states exactly; an atom the answer leaves out scores 0;
 - **post-state score** 2·Σs / (|R̂| + |R|): predicted requirement statements R̂ matched one-to-one
@@ -45,7 +46,9 @@ def set_score(predicted: Collection[str], gold: Collection[str]) -> SetScore:
     correct = len(p & g)
     precision = correct / len(p) if p else None
     recall = correct / len(g) if g else None
-    if precision is None or recall is None:
+    if recall == 0.0:  # something to find and none of it found (or nothing predicted): F1 0
+        f1 = 0.0
+    elif precision is None or recall is None:
         f1 = None
     else:
         f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)

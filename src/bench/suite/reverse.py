@@ -152,33 +152,45 @@ def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Predictio
             progress.advance()
     else:
         assert prediction is not None
-        with tempfile.TemporaryDirectory(prefix="req2test-reverse-") as tmp:
-            snapshot = implemented_snapshot(dataset.root / project.snapshot, Path(tmp) / "snapshot",
-                                            project.production, prediction.files)
-            judging = ProjectJudging(dataset, suite.project, gold, options, Path(tmp), ground_truth_files(gold),
-                                     snapshot=snapshot)
-            original = dataset.root / project.snapshot
-            by_id = {i.id: i for i in dataset.instances}
-
-            def one(scenario: str) -> ScenarioVerdict:
-                steps = Prediction(instance_id=scenario, files=ground_truth_steps(original, gold[scenario]))
-                judgement = judging.judge(by_id[scenario], steps, gold[scenario].model_copy(
-                    update={"pool": [], "kills": []}))
-                stability = stability_of(judgement.outcome)
-                if progress is not None:
-                    progress.advance()
-                return ScenarioVerdict(instance_id=scenario, outcome=judgement.outcome, stability=stability,
-                                       detail=judgement.detail[:300],
-                                       clean_runs=int(judgement.confirmation.get("clean_runs", 0)))
-
-            with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-                verdicts = list(pool.map(one, suite.scenarios))
+        verdicts = judge_on_production(dataset, suite.project, prediction.files, suite.scenarios, gold, options,
+                                       progress)
     passed = sum(1 for v in verdicts if v.stability == "valid")
     return ReverseResult(suite_id=suite.id, project=suite.project, feature_file=suite.feature_file,
                          detail=problem or "", scenarios=verdicts, passed=passed, total=len(verdicts),
                          score=passed / len(verdicts) if verdicts else None,
                          evaluation_seconds=round(time.monotonic() - started, 3),
                          metadata=prediction.metadata if prediction is not None else None)
+
+
+def judge_on_production(dataset: Dataset, project_name: str, production: dict[str, str], scenarios: list[str],
+                        gold: dict[str, GoldTest], options: EvaluateOptions, progress: Any = None,
+                        steps_from: Path | None = None) -> list[ScenarioVerdict]:
+    """Each scenario's developer steps judged on ``production`` (the whole production tree, which
+    replaces the project's): the reverse task's score and the takeover task's delivery checks.
+
+    ``steps_from``: the tree the ground-truth steps are read from (default: the dataset's snapshot).
+    """
+    project: ProjectRecord = dataset.project(project_name)
+    original = steps_from or dataset.root / project.snapshot
+    with tempfile.TemporaryDirectory(prefix="req2test-production-") as tmp:
+        snapshot = implemented_snapshot(dataset.root / project.snapshot, Path(tmp) / "snapshot",
+                                        project.production, production)
+        judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), ground_truth_files(gold),
+                                 snapshot=snapshot)
+        by_id = {i.id: i for i in dataset.instances}
+
+        def one(scenario: str) -> ScenarioVerdict:
+            steps = Prediction(instance_id=scenario, files=ground_truth_steps(original, gold[scenario]))
+            judgement = judging.judge(by_id[scenario], steps, gold[scenario].model_copy(
+                update={"pool": [], "kills": []}))
+            if progress is not None:
+                progress.advance()
+            return ScenarioVerdict(instance_id=scenario, outcome=judgement.outcome,
+                                   stability=stability_of(judgement.outcome), detail=judgement.detail[:300],
+                                   clean_runs=int(judgement.confirmation.get("clean_runs", 0)))
+
+        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+            return list(pool.map(one, scenarios))
 
 
 def summarize_reverse(results: list[ReverseResult], dataset_name: str, predictions_sha256: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from bench.history.answers import StatedAtom, TakeoverAnswer
 from bench.model import Instance
 from harness.llm import Model
 from harness.sandbox.instance import InstanceSandbox
@@ -45,12 +46,32 @@ class SuiteTask(BaseModel):
     scenarios: list[SuiteScenario]
 
 
+HistoryCondition = Literal["full", "relevant"]
+OracleState = Literal["none", "pre", "post"]
+
+
+class TakeoverTask(BaseModel):
+    """What a takeover agent is told (the arm's condition chose the parts)."""
+
+    target_id: str
+    request: str
+    history: str = Field(description="the visible history, rendered oldest first")
+    history_condition: HistoryCondition
+    oracle_state: OracleState = "none"
+    given_state: list[StatedAtom] = Field(default_factory=list, description="the gold atoms, when oracle_state")
+    frozen_answer: TakeoverAnswer | None = Field(None, description="the arm's own phase-A answer (two_phase)")
+    production: list[str]
+    features_dir: str
+
+
 class AgentTask(BaseModel):
     """Everything an agent may know about one generation."""
 
     instance: Instance = Field(description="the requirement; in suite mode the feature's first scenario "
                                            "(read ``suite`` for the whole task)")
     suite: SuiteTask | None = Field(None, description="set in suite mode: implement every scenario listed")
+    takeover: TakeoverTask | None = Field(None, description="set in takeover mode: ``instance`` then only carries "
+                                                            "the request")
     view: Literal["th", "ah"]
     features_dir: str
     python_path: str = Field(description="PYTHONPATH inside the sandbox that makes production importable")

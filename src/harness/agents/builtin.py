@@ -63,6 +63,9 @@ def truncate(text: str, limit: int = MAX_TOOL_OUTPUT) -> str:
 def task_messages(task: AgentTask) -> list[dict[str, Any]]:
     terms = get_framework(task.framework).prompt_terms()
     system = render("system.md.j2", workspace=WORKSPACE, terms=terms)
+    if task.takeover is not None:
+        return [{"role": "system", "content": system},
+                {"role": "user", "content": render("takeover.md.j2", task=task.takeover)}]
     implementing = task.suite is not None and task.suite.kind == "implementation"
     user = render("implement.md.j2" if implementing else "task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
                   view=task.view, features_dir=task.features_dir, python_path=task.python_path,

@@ -27,6 +27,8 @@ class CalibrationAgent:
         self.dataset_dir = Path(dataset_dir)
 
     def run(self, task: AgentTask, env: AgentEnv) -> AgentResult:
+        if task.takeover is not None:
+            return self._deliver_takeover(task, env)
         if task.suite is not None and task.suite.kind == "implementation":
             files = self._production(task)
         elif task.suite is not None:
@@ -48,6 +50,32 @@ class CalibrationAgent:
         from bench.calibrate import calibration_predictions
 
         return {p.instance_id: p.files for p in calibration_predictions(self.dataset_dir)[self.kind]}
+
+    def _deliver_takeover(self, task: AgentTask, env: AgentEnv) -> AgentResult:
+        """The takeover oracle: the production tree exactly as the commit left it (files the commit
+        deleted are deleted too)."""
+        if self.kind != "oracle":
+            raise ValueError(f"the takeover task has the oracle and none calibrations, not {self.kind}")
+        from bench.history.takeover import TakeoverSet
+        from bench.suite.reverse import production_sources
+
+        assert task.takeover is not None
+        takeover = TakeoverSet(self.dataset_dir)
+        target = takeover.target(task.takeover.target_id)
+        dataset = load_dataset(takeover.dataset_dir(target))
+        snapshot = dataset.root / dataset.project(target.project).snapshot
+        wanted = {p: (snapshot / p).read_text(encoding="utf-8") for p in production_sources(snapshot, target.production)}
+        workspace = env.opened.workspace.root
+        stale = [p for p in production_sources(workspace, target.production) if p not in wanted]
+        for path in stale:
+            env.sandbox.exec(["rm", "-f", path])
+            env.trajectory.add("tool", name="run", arguments={"command": f"rm -f {path}"}, output="")
+        for path, text in sorted(wanted.items()):
+            env.sandbox.write_file(path, text)
+        env.trajectory.add("tool", name="write_file", arguments={"paths": len(wanted)}, output="production tree")
+        env.trajectory.add("end", reason="finished")
+        return AgentResult(reason="finished", summary=f"oracle: the commit's {len(wanted)} production files, "
+                                                      f"{len(stale)} removed")
 
     def _production(self, task: AgentTask) -> dict[str, str]:
         """The reverse task's calibration: the oracle restores the real production sources; the

@@ -86,6 +86,13 @@ class Arm(_Strict):
     sandbox: str | None = None
     black_box_oracle: bool = Field(False, description="ablation: a tool that says whether the agent's steps for "
                                    "one scenario pass on the real code (only the verdict crosses back)")
+    # takeover mode (ReqMemBench): the arm's condition
+    history: Literal["full", "relevant"] = Field("full", description="takeover: every earlier commit (C1) or only "
+                                                 "those concerning the request's requirements (C2)")
+    oracle_state: Literal["none", "pre", "post"] = Field("none", description="takeover: give the gold requirement "
+                                                         "state before (pre) or after (post) the request")
+    two_phase: bool = Field(False, description="takeover: a requirement answer first (phase A, frozen and scored), "
+                                               "then delivery with it")
 
     @field_validator("name")
     @classmethod
@@ -136,11 +143,12 @@ class Arm(_Strict):
 class Experiment(_Strict):
     name: str = "experiment"
     dataset: str
-    mode: Literal["scenario", "suite", "reverse"] = Field(
+    mode: Literal["scenario", "suite", "reverse", "takeover"] = Field(
         "scenario", description="scenario: a test per scenario; suite: the step definitions of a whole feature "
                                 "file per generation (TestSuiteBench); reverse: the feature's tests are given, the "
                                 "agent implements the hidden production code. suite/reverse instances are suite ids "
-                                "PROJECT/FEATURE_FILE")
+                                "PROJECT/FEATURE_FILE; takeover: dataset is a takeover directory (req2test takeover "
+                                "build), instances are target ids PROJECT@SHA")
     instances: Literal["all"] | InstanceSelection = "all"
     views: list[Literal["th", "ah"]] = Field(default_factory=lambda: ["th"], min_length=1)
     sandbox: str = "default"
@@ -162,7 +170,20 @@ class Experiment(_Strict):
             raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
         if len(set(self.views)) != len(self.views):
             raise ValueError("a view is listed twice")
-        if self.mode != "scenario":
+        if self.mode == "takeover":
+            problems = []
+            if self.views != ["th"]:
+                problems.append("takeover mode has no views (the workspace is the parent commit's tree): leave "
+                                "views out")
+            for arm in self.arms:
+                if arm.n > 1 or arm.enrich or arm.decompose != "off" or arm.black_box_oracle:
+                    problems.append(f"arm {arm.name}: takeover mode has no strategies (n: 1, no enrich, "
+                                    "decompose: off, no black_box_oracle)")
+                if arm.agent in ("empty", "then-stripped"):
+                    problems.append(f"arm {arm.name}: the takeover task's calibrations are oracle and none")
+            if problems:
+                raise ValueError("; ".join(problems))
+        elif self.mode != "scenario":
             problems = []
             if self.views != ["ah"]:
                 problems.append(f"{self.mode} mode runs in the all-hidden view only: views: [ah]")

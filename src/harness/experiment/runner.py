@@ -92,12 +92,30 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
     errors: list[str] = []
     dataset_dir = (base / experiment.dataset).resolve()
     dataset: Dataset | None = None
-    try:
-        dataset = load_dataset(dataset_dir)
-    except DatasetError as exc:
-        errors.append(f"{locate(path, text, ('dataset',))}: {exc}")
     instances: list[str] = []
-    if dataset is not None:
+    card_file = dataset_dir / "dataset.json"
+    if experiment.mode == "takeover":
+        from bench.history.takeover import TakeoverError, TakeoverSet
+
+        try:
+            takeover = TakeoverSet(dataset_dir)
+            card_file = dataset_dir / "takeover.json"
+            instances = select_instances(experiment.instances, [t.id for t in takeover.targets],
+                                         {t.id: t.project for t in takeover.targets}, base)
+            if not instances:
+                errors.append(f"{locate(path, text, ('instances',))}: selects no target")
+            else:  # the runner's dataset: the first target's (a real one; takeover arms read the set)
+                dataset = load_dataset(takeover.dataset_dir(takeover.target(instances[0])))
+        except (TakeoverError, DatasetError) as exc:
+            errors.append(f"{locate(path, text, ('dataset',))}: {exc}")
+        except ValueError as exc:
+            errors.append(f"{locate(path, text, ('instances',))}: {exc}")
+    else:
+        try:
+            dataset = load_dataset(dataset_dir)
+        except DatasetError as exc:
+            errors.append(f"{locate(path, text, ('dataset',))}: {exc}")
+    if dataset is not None and experiment.mode != "takeover":
         try:
             if experiment.mode != "scenario":
                 from bench.suite.instances import suite_instances
@@ -144,7 +162,7 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
     assert dataset is not None
     plan = ExperimentPlan(name=experiment.name, file=str(path.resolve()),
                           experiment=experiment.model_dump(mode="json"), dataset_dir=str(dataset_dir),
-                          dataset_card_sha256=hashlib.sha256((dataset_dir / "dataset.json").read_bytes()).hexdigest(),
+                          dataset_card_sha256=hashlib.sha256(card_file.read_bytes()).hexdigest(),
                           instances=instances, provider_script_sha256=script_sha)
     return experiment, plan, dataset
 
@@ -314,7 +332,11 @@ class ExperimentRunner:
                     epochs = self.experiment.epochs
                     for epoch in range(epochs):
                         av = ArmView(arm=arm, view=view, epoch=epoch if epochs > 1 else None)
-                        if self.experiment.mode != "scenario":
+                        if self.experiment.mode == "takeover":
+                            from harness.experiment.takeover import run_takeover_arm
+
+                            suite_summaries.append(run_takeover_arm(self, av, executor))
+                        elif self.experiment.mode != "scenario":
                             suite_summaries.append(self._run_suite_arm(av, executor))
                         else:
                             records += self._run_arm(av, executor)
@@ -323,7 +345,12 @@ class ExperimentRunner:
             if self.provider is not None:
                 self.provider.stop()
             self.progress.close()
-        report = self._suite_report() if self.experiment.mode != "scenario" else self._report()
+        if self.experiment.mode == "takeover":
+            from harness.experiment.takeover import takeover_report
+
+            report = takeover_report(self)
+        else:
+            report = self._suite_report() if self.experiment.mode != "scenario" else self._report()
         return RunOutcome(run_dir=str(self.run_dir), configs=[_headline(self.run_dir, r) for r in records],
                           generated=self.generated, cached=self.cached, seconds=round(time.monotonic() - started, 1),
                           report=report, suites=suite_summaries)
