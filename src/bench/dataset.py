@@ -7,7 +7,7 @@ evaluator), so a harness that merely lists instances never touches ground truth.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -24,12 +24,18 @@ class Dataset:
     root: Path
     card: DatasetCard
     instances: list[Instance]
+    # built on first use: a suite or takeover evaluation looks instances up thousands of times and
+    # reads the gold once per judge (records are frozen, so sharing them is safe)
+    _by_id: dict[str, Instance] | None = field(default=None, init=False, repr=False, compare=False)
+    _gold: dict[str, GoldTest] | None = field(default=None, init=False, repr=False, compare=False)
 
     def instance(self, instance_id: str) -> Instance:
-        for inst in self.instances:
-            if inst.id == instance_id:
-                return inst
-        raise DatasetError(f"no instance {instance_id!r} in {self.root}")
+        if self._by_id is None or len(self._by_id) != len(self.instances):
+            self._by_id = {inst.id: inst for inst in self.instances}
+        try:
+            return self._by_id[instance_id]
+        except KeyError:
+            raise DatasetError(f"no instance {instance_id!r} in {self.root}") from None
 
     def project(self, name: str) -> ProjectRecord:
         """The card's record of project ``name``."""
@@ -39,6 +45,12 @@ class Dataset:
         raise DatasetError(f"no project {name!r} in {self.root}")
 
     def load_gold(self) -> dict[str, GoldTest]:
+        """Every gold record by instance id (a fresh dict each call; the records are read once)."""
+        if self._gold is None:
+            self._gold = self._read_gold()
+        return dict(self._gold)
+
+    def _read_gold(self) -> dict[str, GoldTest]:
         gold: dict[str, GoldTest] = {}
         for project in self.card.projects:
             path = self.root / "gold" / f"{project.name}.jsonl"

@@ -11,9 +11,9 @@ from rich.table import Table
 
 from bench.cli import console, fail, out
 from bench.dataset import DatasetError
+from bench.evaluate import EvaluationError
 from bench.formatting import num
 from bench.journal import JournalError
-from bench.evaluate import EvaluationError
 from harness.experiment.config import ExperimentError
 from harness.generate import GenerateError
 from harness.llm import ProviderRefused

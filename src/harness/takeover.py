@@ -30,7 +30,15 @@ from bench.frameworks.registry import get_framework
 from bench.history.answers import StatedAtom, TakeoverAnswer, gold_answer, stated
 from bench.history.takeover import HistoryEntry, TakeoverSet, TakeoverTarget
 from bench.model import GenerationMetadata, Prediction
-from harness.agents.base import AgentEnv, AgentResult, AgentTask, HistoryCondition, OracleState, TakeoverTask, Trajectory
+from harness.agents.base import (
+    AgentEnv,
+    AgentResult,
+    AgentTask,
+    HistoryCondition,
+    OracleState,
+    TakeoverTask,
+    Trajectory,
+)
 from harness.llm import Ledger, LimitReached, Model, ProviderInterrupted, ProviderRefused
 from harness.prompts import render
 from harness.runtime import ensure_runtime
@@ -94,9 +102,9 @@ def parse_answer(target_id: str, text: str) -> TakeoverAnswer:
     try:
         data = json.loads(match.group(0))
         if not isinstance(data, dict):
-            raise ValueError("not an object")
+            raise TypeError("not an object")
         return TakeoverAnswer.model_validate({**data, "target_id": target_id})
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, TypeError, ValidationError) as exc:
         return TakeoverAnswer(target_id=target_id, error=f"unreadable answer: {str(exc).splitlines()[0][:200]}")
 
 

@@ -133,7 +133,7 @@ def test_takeover_run_end_to_end(takeover_dir: Path, tmp_path: Path) -> None:
                                                 "steps": ['When I ask for the "standard" rate in "MARS"']}]}
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump({"turns": [
-        {"when": "Requirement state before and after", "text": "Here it is:\n" + json.dumps(answer)},
+        {"when": "Requirement state before and after", "cost": 0.01, "text": "Here it is:\n" + json.dumps(answer)},
         {"when": re.escape("# Takeover"), "cost": 0.02,
          "tool_calls": [{"name": "write_file", "arguments": {"path": "src/tinyshop/tax.py", "content": fixed}}]},
         {"when": "wrote src/tinyshop/tax.py", "tool_calls": [{"name": "submit", "arguments": {}}]}]}))
@@ -156,7 +156,8 @@ def test_takeover_run_end_to_end(takeover_dir: Path, tmp_path: Path) -> None:
     assert (none["build_rate"], none["target_rate"], none["regression_rate"], none["complete_rate"]) == \
         (1.0, 0.0, 1.0, 0.0)
     assert none["phase_a"]["relevant_f1"] == 0.0 and none["phase_a"]["post_state"] == 0.0
-    assert scripted["complete_rate"] == 1.0 and scripted["cost_usd"] == pytest.approx(0.02)
+    assert scripted["complete_rate"] == 1.0 and scripted["cost_usd"] == pytest.approx(0.03)  # both phases
+    assert scripted["phase_a"]["cost_usd"] == pytest.approx(0.01) and scripted["phase_a"]["llm_calls"] == 1
     phase_a = scripted["phase_a"]
     assert phase_a["relevant_f1"] == 1.0 and phase_a["evidence_f1"] == 1.0  # a 10-character sha prefix resolves
     assert phase_a["attribute_reconstruction"] == 0.0  # it stated no pre-state

@@ -331,7 +331,7 @@ def _instances_by_atom(instances: Iterable[Any]) -> dict[tuple[str, str], list[s
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, errors="replace")
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0:
         raise TakeoverError(f"git {args[0]}: {proc.stderr.strip()[:200]}")
     return proc.stdout

@@ -36,7 +36,7 @@ def write_tree(repo: Path, commit: str, dest: Path, exclude: tuple[str, ...] = (
     ``exclude``: top-level paths (or path prefixes) not written, e.g. documentation.
     """
     listing = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", commit],
-                             capture_output=True)
+                             capture_output=True, check=False)
     if listing.returncode != 0:
         raise TreeError(f"git ls-tree {commit}: {listing.stderr.decode(errors='replace').strip()}")
     entries: list[tuple[str, str, str]] = []

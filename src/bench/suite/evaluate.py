@@ -91,21 +91,36 @@ def evaluate_suites(dataset_dir: Path, predictions_path: Path, run_dir: Path,
                     progress: Any = None) -> dict[str, Any]:
     """Judge every suite (or those in ``suites``) and write ``suite_results.jsonl`` and
     ``suite_summary.json`` to ``run_dir``; returns the summary."""
-    options = options or EvaluateOptions()
+    def judge(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
+              problems: dict[str, str], options: EvaluateOptions, append: Any) -> None:
+        judge_suites(dataset, todo, predictions, problems, options, append, progress)
+
+    return journaled_suite_run("suite", SuiteResult, judge, summarize_suites, dataset_dir, predictions_path,
+                               run_dir, options or EvaluateOptions(), suites, progress)
+
+
+def journaled_suite_run(prefix: str, model: Any, judge: Any, summarize: Any, dataset_dir: Path,
+                        predictions_path: Path, run_dir: Path, options: EvaluateOptions, suites: list[str] | None,
+                        progress: Any) -> dict[str, Any]:
+    """The run flow suite mode and the reverse task share: open the run, check the run directory
+    holds this run, judge what its journal (``<prefix>_results.jsonl``) lacks, summarize all of it
+    into ``<prefix>_summary.json``. ``judge(dataset, todo, predictions, problems, options, append)``
+    appends one result per suite."""
     dataset, predictions, problems, digest, planned = open_suite_run(dataset_dir, predictions_path, suites)
     run_dir = prepare_run(options, run_dir)
-    check_run_config(run_dir, dataset, digest, options, file="suite_run.json", kind="suite run",
-                     results="suite_results.jsonl")
-    results = journal.Journal(run_dir / "suite_results.jsonl", SuiteResult, key=lambda r: r.suite_id)
+    check_run_config(run_dir, dataset, digest, options, file=f"{prefix}_run.json", kind=f"{prefix} run",
+                     results=f"{prefix}_results.jsonl")
+    results = journal.Journal(run_dir / f"{prefix}_results.jsonl", model, key=lambda r: r.suite_id)
     todo = [s for s in planned if s.id not in results.done]
     if progress is not None:
-        progress.stage("evaluating suites", sum(len(s.scenarios) for s in todo))
+        progress.stage(f"evaluating {'implementations' if prefix == 'reverse' else 'suites'}",
+                       sum(len(s.scenarios) for s in todo))
     if todo:
-        judge_suites(dataset, todo, predictions, problems, options, results.append, progress)
+        judge(dataset, todo, predictions, problems, options, results.append)
     finished = [results.done[s.id] for s in planned]
-    summary = summarize_suites(finished, dataset_name=dataset.card.name, predictions_sha256=digest)
+    summary = summarize(finished, dataset.card.name, digest)
     summary["isolation"] = options.isolation
-    (run_dir / "suite_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (run_dir / f"{prefix}_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 

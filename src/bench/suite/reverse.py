@@ -15,7 +15,6 @@ under the same runtime audit as a prediction's steps.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
@@ -25,11 +24,10 @@ from typing import Any
 
 from pydantic import Field
 
-from bench import journal
 from bench.dataset import Dataset
-from bench.evaluate import EvaluateOptions, ProjectJudging, check_run_config, ground_truth_files, prepare_run
+from bench.evaluate import EvaluateOptions, ProjectJudging, ground_truth_files
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
-from bench.suite.evaluate import ScenarioVerdict, open_suite_run, stability_of
+from bench.suite.evaluate import ScenarioVerdict, journaled_suite_run, stability_of
 from bench.suite.instances import SuiteInstance
 
 MAX_FILE_BYTES = 1 << 20
@@ -114,23 +112,16 @@ def evaluate_reverse(dataset_dir: Path, predictions_path: Path, run_dir: Path, o
     (a journal: an interrupted run resumes) and ``reverse_summary.json``."""
     options = options or EvaluateOptions()
     options.mutants = False  # the reverse score runs the ground truth on the predicted code only
-    dataset, predictions, problems, digest, planned = open_suite_run(dataset_dir, predictions_path, suites)
-    run_dir = prepare_run(options, run_dir)
-    check_run_config(run_dir, dataset, digest, options, file="reverse_run.json", kind="reverse run",
-                     results="reverse_results.jsonl")
-    results = journal.Journal(run_dir / "reverse_results.jsonl", ReverseResult, key=lambda r: r.suite_id)
-    todo = [s for s in planned if s.id not in results.done]
-    if progress is not None:
-        progress.stage("evaluating implementations", sum(len(s.scenarios) for s in todo))
-    gold = dataset.load_gold()
-    for suite in todo:
-        results.append(_judge_reverse(dataset, suite, predictions.get(suite.id), problems.get(suite.id), gold,
-                                      options, progress))
-    finished = [results.done[s.id] for s in planned]
-    summary = summarize_reverse(finished, dataset.card.name, digest)
-    summary["isolation"] = options.isolation
-    (run_dir / "reverse_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    return summary
+
+    def judge(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
+              problems: dict[str, str], options: EvaluateOptions, append: Any) -> None:
+        gold = dataset.load_gold()
+        for suite in todo:
+            append(_judge_reverse(dataset, suite, predictions.get(suite.id), problems.get(suite.id), gold, options,
+                                  progress))
+
+    return journaled_suite_run("reverse", ReverseResult, judge, summarize_reverse, dataset_dir, predictions_path,
+                               run_dir, options, suites, progress)
 
 
 def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Prediction | None, problem: str | None,

@@ -80,7 +80,9 @@ def run_takeover_arm(runner: Any, av: Any, executor: Any) -> dict[str, Any]:
     write_atomic(out / "takeover_results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
     summary = summarize_takeover(rows, takeover.card.name, hashlib.sha256(lines.encode()).hexdigest())
     if arm.two_phase:
-        summary["phase_a"] = summarize_answers(scores)
+        summary["phase_a"] = {**summarize_answers(scores), **_ledger_totals(out / "phase_a_ledger.jsonl")}
+        # what the arm paid is both phases
+        summary["cost_usd"] = round(summary["cost_usd"] + summary["phase_a"]["cost_usd"], 6)
     summary["config"] = name
     reads_truth = arm.agent == "oracle" or arm.oracle_state != "none"
     record = {"name": name, "mode": "takeover", "arm": arm.name, "agent": arm.agent, "model": arm.model,
@@ -106,8 +108,8 @@ def _phase_a(runner: Any, takeover: TakeoverSet, targets: list[Any], arm: Any, o
     for target in targets:
         if target.id not in done:
             task = takeover_task(takeover, target, arm.history, "pre" if arm.oracle_state == "pre" else "none", None)
-            answer, costs = phase_a_answer(arm.agent, takeover, target, task, options.model, options.limits,
-                                           out / "phase_a_ledger.jsonl")
+            answer, _ = phase_a_answer(arm.agent, takeover, target, task, options.model, options.limits,
+                                       out / "phase_a_ledger.jsonl")
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(answer.model_dump_json() + "\n")
             done[target.id] = answer
@@ -115,6 +117,22 @@ def _phase_a(runner: Any, takeover: TakeoverSet, targets: list[Any], arm: Any, o
     write_atomic(frozen, json.dumps({"answers": len(done), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()},
                                     indent=2) + "\n")
     return done
+
+
+def _ledger_totals(path: Path) -> dict[str, Any]:
+    """Phase A's model calls, tokens and USD (every call, a rerun's included: they were paid)."""
+    calls = tokens_in = tokens_out = 0
+    cost = 0.0
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a killed run
+        calls += 1
+        tokens_in += int(record.get("input_tokens") or 0)
+        tokens_out += int(record.get("output_tokens") or 0)
+        cost += float(record.get("cost_usd") or 0.0)
+    return {"llm_calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": round(cost, 6)}
 
 
 def _evaluate(runner: Any, takeover: TakeoverSet, targets: list[Any], predictions: dict[str, Prediction],
