@@ -238,6 +238,8 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's
             result = AgentResult(reason="agent_error", detail=f"{type(exc).__name__}: {exc}")
             trajectory.add("end", reason="agent_error", detail=result.detail)
+        if oracle is not None:
+            oracle.close()
         diff = opened.sandbox.diff()
         if implementing:  # the prediction is the whole production tree (bench.suite.reverse)
             produced, unreadable = opened.workspace.production_sources(project.production)
@@ -280,6 +282,9 @@ class BlackBoxOracle:
     def __init__(self, ds, task: AgentTask, opened: InstanceSandbox) -> None:
         self.ds, self.task, self.opened = ds, task, opened
         self.checks = 0
+        self._judging: Any = None
+        self._gold: dict[str, Any] = {}
+        self._tmp: str | None = None
 
     def scenarios(self) -> dict[int, str]:
         if self.task.suite is not None:
@@ -298,16 +303,24 @@ class BlackBoxOracle:
         self.checks += 1
         files = self.opened.sandbox.diff().test_files
         instance = self.ds.instance(instance_id)
-        gold = self.ds.load_gold()
-        options = EvaluateOptions(workers=1, mutants=False, replays=0)
-        with tempfile.TemporaryDirectory(prefix="req2test-oracle-") as tmp:
-            judging = ProjectJudging(self.ds, instance.project, gold, options, Path(tmp), ground_truth_files(gold))
-            problem, _ = judging.rejections(Prediction(instance_id=instance_id, files=files))
-            if problem is not None:
-                return "fails on the real code"
-            judgement = judging.judge(instance, Prediction(instance_id=instance_id, files=files),
-                                      gold[instance_id].model_copy(update={"pool": [], "kills": []}))
+        if self._judging is None:  # one judge (and one sandbox base) for all of a generation's checks
+            self._gold = self.ds.load_gold()
+            self._tmp = tempfile.mkdtemp(prefix="req2test-oracle-")
+            self._judging = ProjectJudging(self.ds, instance.project, self._gold,
+                                           EvaluateOptions(workers=1, mutants=False, replays=0), Path(self._tmp),
+                                           ground_truth_files(self._gold))
+        judging, gold = self._judging, self._gold
+        problem, _ = judging.rejections(Prediction(instance_id=instance_id, files=files))
+        if problem is not None:
+            return "fails on the real code"
+        judgement = judging.judge(instance, Prediction(instance_id=instance_id, files=files),
+                                  gold[instance_id].model_copy(update={"pool": [], "kills": []}))
         return "passes on the real code" if judgement.outcome is Outcome.passed else "fails on the real code"
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp, self._judging = None, None
 
 
 def append_prediction(path: Path, prediction: Prediction) -> None:
