@@ -156,6 +156,7 @@ def test_takeover_run_end_to_end(takeover_dir: Path, tmp_path: Path) -> None:
     assert (none["build_rate"], none["target_rate"], none["regression_rate"], none["complete_rate"]) == \
         (1.0, 0.0, 1.0, 0.0)
     assert none["phase_a"]["relevant_f1"] == 0.0 and none["phase_a"]["post_state"] == 0.0
+    assert none["phase_a"]["decision_accuracy"] == 0.0  # no answer is no decision
     assert scripted["complete_rate"] == 1.0 and scripted["cost_usd"] == pytest.approx(0.03)  # both phases
     assert scripted["phase_a"]["cost_usd"] == pytest.approx(0.01) and scripted["phase_a"]["llm_calls"] == 1
     phase_a = scripted["phase_a"]

@@ -40,6 +40,9 @@ def test_the_gold_answer_scores_one_and_an_empty_answer_zero() -> None:
     empty = score_answer(TakeoverAnswer(target_id="p@x"), TARGET, GOLD, HISTORY)
     assert (empty.relevant.f1, empty.evidence.f1, empty.attribute_reconstruction, empty.post_state) == \
         (0.0, 0.0, 0.0, 0.0)
+    unreadable = score_answer(TakeoverAnswer(target_id="p@x", error="no JSON object in the reply"), TARGET, GOLD,
+                              HISTORY)
+    assert not unreadable.decision_correct  # an answer that could not be read decided nothing
 
 
 def test_a_partial_answer_by_hand() -> None:

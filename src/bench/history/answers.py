@@ -93,7 +93,7 @@ def score_answer(answer: TakeoverAnswer, target: TakeoverTarget, gold: TakeoverG
     mentioned = set(answer.relevant_atoms) | {a.atom for a in answer.pre_state} | {a.atom for a in answer.post_state}
     reconstruction = attribute_reconstruction({a.atom: _attributes(a) for a in answer.pre_state},
                                               {k: _attributes(v) for k, v in gold_pre.items()})
-    acting = answer.decision == "act"
+    acting = answer.decision == "act" and not answer.error  # no readable answer decided nothing
     post = post_state_score([render(a) for a in answer.post_state], [render(a) for a in gold_post]) if acting \
         else None
     exact = acting and sorted((a.atom, a.steps, a.examples) for a in answer.post_state) == \

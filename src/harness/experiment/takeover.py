@@ -71,8 +71,7 @@ def run_takeover_arm(runner: Any, av: Any, executor: Any) -> dict[str, Any]:
         for prediction in pool.map(deliver, todo):
             append_prediction(path, prediction)
             predictions[prediction.instance_id] = prediction
-            runner._count_done(prediction, fresh=True)
-            runner.progress.advance()
+            runner._count_done(prediction, fresh=True)  # advances the progress bar too
     results = _evaluate(runner, takeover, targets, predictions, name)
     rows = [results[t.id].model_copy(update={"metadata": predictions[t.id].metadata if t.id in predictions else None})
             for t in targets]
