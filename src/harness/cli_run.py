@@ -33,15 +33,17 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def print_suite_outcome(outcome) -> None:
     if outcome.suites and outcome.suites[0].get("mode") == "takeover":
-        table = Table(title=f"{outcome.run_dir} (takeover)", show_lines=False)
-        table.add_column("configuration", no_wrap=True)
-        for column in ("targets", "build", "target", "regression", "complete", "relevant F1", "post-state", "$"):
+        table = Table(title=f"{outcome.run_dir} (takeover: done = complete delivery, F1 = relevant atoms)",
+                      show_lines=False)
+        table.add_column("arm", no_wrap=True)
+        # narrow headers: the table must fit 80 columns (a log is not a terminal)
+        for column in ("n", "build", "target", "regr.", "done", "F1", "post", "$"):
             table.add_column(column, justify="right", no_wrap=True)
         for s in outcome.suites:
             phase_a = s.get("phase_a") or {}
             table.add_row(s["config"], str(s["targets"]), num(s["build_rate"]), num(s["target_rate"]),
                           num(s["regression_rate"]), num(s["complete_rate"]), num(phase_a.get("relevant_f1")),
-                          num(phase_a.get("post_state")), f"{s['cost_usd']:.4f}")
+                          num(phase_a.get("post_state")), f"{s['cost_usd']:.2f}")
         out.print(table)
         return
     if outcome.suites and outcome.suites[0].get("mode") == "reverse":
