@@ -166,12 +166,6 @@ def open_takeover_sandbox(takeover: TakeoverSet, target: TakeoverTarget, policy:
                            env={"PYTHONPATH": python_path}, framework=framework)
 
 
-def takeover_framework(takeover: TakeoverSet, target: TakeoverTarget) -> str:
-    from bench.dataset import load_dataset
-
-    return load_dataset(takeover.dataset_dir(target)).project(target.project).framework
-
-
 def generate_takeover(takeover: TakeoverSet, target: TakeoverTarget, agent: Any, task: TakeoverTask,
                       options: Any, policy: SandboxPolicy, out_dir: Path) -> Prediction:
     """One delivery: the agent works on the parent's tree; the prediction is its production tree."""
@@ -184,7 +178,7 @@ def generate_takeover(takeover: TakeoverSet, target: TakeoverTarget, agent: Any,
     trajectory = Trajectory(out_dir / "trajectories" / target.id.replace("/", "_") / "1.jsonl")
     agent_task = AgentTask(instance=placeholder_instance(target), takeover=task, view="th",
                            features_dir=target.features_dir, python_path=opened.env["PYTHONPATH"],
-                           paragraphs=options.paragraphs, framework=takeover_framework(takeover, target))
+                           paragraphs=options.paragraphs, framework=opened.framework.name)
     try:
         result = agent.run(agent_task, AgentEnv(opened, model, trajectory))
     except Exception as exc:  # noqa: BLE001 - an agent crash is this delivery's outcome

@@ -240,9 +240,7 @@ def build_takeover(repo: Path, out: Path, commits: list[str], name: str, feature
                 build_dataset(str(post), out / "datasets" / safe,
                               BuildOptions(mutants=False, workers=workers, name=name))
             except BuildError as exc:
-                dropped.append(DroppedCommit(commit=commit, reason=f"the commit does not build: {exc}"))
-                shutil.rmtree(out / "trees" / safe, ignore_errors=True)
-                shutil.rmtree(out / "datasets" / safe, ignore_errors=True)
+                _drop(out, safe, dropped, commit, f"the commit does not build: {exc}")
                 continue
         from bench.dataset import load_dataset
 
@@ -253,23 +251,17 @@ def build_takeover(repo: Path, out: Path, commits: list[str], name: str, feature
         live_before = {_atom_key(a) for a in before.values() if not a.deferred and a.atom_id not in relevant}
         regression = sorted({i for key, ids in by_atom.items() if key in live_before for i in ids})
         if not scenario_ids:
-            dropped.append(DroppedCommit(commit=commit, reason="none of its scenarios passes at the commit "
-                                                                "(the builder validated none)"))
-            shutil.rmtree(out / "trees" / safe, ignore_errors=True)
-            shutil.rmtree(out / "datasets" / safe, ignore_errors=True)
+            _drop(out, safe, dropped, commit, "none of its scenarios passes at the commit (the builder validated none)")
             continue
-        passing = _passing_on_parent(out / "datasets" / safe, out / "trees" / safe, project.production, name,
-                                     workers)
+        passing = _passing_on_parent(dataset, out / "trees" / safe, project.production, name, workers)
         commit_ids = set(scenario_ids)
         # every scenario of the commit's suite that fails on the parent's code is what the commit delivers
         # (the request's own, and any other its change makes pass); the rest must keep passing
         failing = sorted(i.id for i in dataset.instances if i.id not in passing)
         also_fixed = sorted(i for i in failing if i not in commit_ids)
         if not any(i in commit_ids for i in failing):
-            dropped.append(DroppedCommit(commit=commit, reason=f"all {len(scenario_ids)} of its scenarios already "
-                                                                f"pass on the parent's production"))
-            shutil.rmtree(out / "trees" / safe, ignore_errors=True)
-            shutil.rmtree(out / "datasets" / safe, ignore_errors=True)
+            _drop(out, safe, dropped, commit,
+                  f"all {len(scenario_ids)} of its scenarios already pass on the parent's production")
             continue
         regression = sorted(i for i in regression if i in passing)
         passing = sorted(i for i in scenario_ids if i in passing)
@@ -296,7 +288,14 @@ def build_takeover(repo: Path, out: Path, commits: list[str], name: str, feature
     return card
 
 
-def _passing_on_parent(dataset_dir: Path, parent_tree: Path, production: list[str], name: str,
+def _drop(out: Path, safe: str, dropped: list[DroppedCommit], commit: str, reason: str) -> None:
+    """A commit that cannot be a target: say why, and leave none of its files behind."""
+    dropped.append(DroppedCommit(commit=commit, reason=reason))
+    shutil.rmtree(out / "trees" / safe, ignore_errors=True)
+    shutil.rmtree(out / "datasets" / safe, ignore_errors=True)
+
+
+def _passing_on_parent(dataset: Any, parent_tree: Path, production: list[str], name: str,
                        workers: int) -> set[str]:
     """Which of the commit's scenarios pass with the commit's steps on the parent's production: the
     builder's own validation (three isolated runs each) of the commit's tree with the parent's
@@ -305,7 +304,6 @@ def _passing_on_parent(dataset_dir: Path, parent_tree: Path, production: list[st
     from bench.dataset import load_dataset
     from bench.suite.reverse import implemented_snapshot, production_sources
 
-    dataset = load_dataset(dataset_dir)
     snapshot = dataset.root / dataset.card.projects[0].snapshot
     parent = {p: (parent_tree / p).read_text(encoding="utf-8", errors="surrogateescape")
               for p in production_sources(parent_tree, production)}
