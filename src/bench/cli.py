@@ -427,34 +427,47 @@ def suites(
     max_unrelated: Annotated[float, typer.Option("--max-unrelated", min=0.0, max=1.0,
                                                  help="Drop a target mutant more than this share of other features' scenarios kill.")] = 0.2,
     per_feature: Annotated[int, typer.Option("--per-feature", min=0, help="Target tests per feature at most.")] = 6,
+    documentation: Annotated[Path | None, typer.Option(
+        "--documentation", help="Write each suite's documentation page (the documentation ablation's input, "
+                                "bench.suite.authored) as DIR/<project>/<feature>.md.")] = None,
 ) -> None:
     """The suite instances of a dataset (one per feature file, seed 002) with their
     requirement-targeted mutants.
 
-    Example:
+    Examples:
 
       req2test suites datasets/py-algorand-sdk -o datasets/py-algorand-sdk-suites.jsonl
+
+      req2test suites datasets/python-docx --documentation docs-pages/   # for an agent run elsewhere
     """
+    from bench.suite.authored import suite_documentation
     from bench.suite.instances import suite_instances
 
     try:
-        found = suite_instances(load_dataset(dataset), max_unrelated_share=max_unrelated,
-                                max_targets_per_feature=per_feature)
+        loaded = load_dataset(dataset)
+        found = suite_instances(loaded, max_unrelated_share=max_unrelated, max_targets_per_feature=per_feature)
     except DatasetError as exc:
         raise fail(str(exc)) from None
+    pages = {s.id: suite_documentation(loaded, s) for s in found}
     table = Table(title=f"{dataset}: {len(found)} suite instances, "
                         f"{sum(len(s.targets) for s in found)} targeted mutants")
-    for column in ("feature", "scenarios", "words", "step defs", "candidates", "dropped", "targets"):
+    for column in ("feature", "scenarios", "words", "doc words", "step defs", "candidates", "dropped", "targets"):
         table.add_column(column, justify="left" if column == "feature" else "right", overflow="fold")
     for suite in found:
         table.add_row(escape(suite.feature_file), str(len(suite.scenarios)), str(suite.specification_words),
-                      str(len(suite.reference_step_definitions)), str(suite.candidates), str(suite.dropped),
-                      str(len(suite.targets)))
+                      str(pages[suite.id].words), str(len(suite.reference_step_definitions)), str(suite.candidates),
+                      str(suite.dropped), str(len(suite.targets)))
     out.print(table)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text("".join(s.model_dump_json() + "\n" for s in found), encoding="utf-8")
         console.print(f"wrote {output}")
+    if documentation is not None:
+        for suite in found:
+            page = documentation / suite.project / f"{suite.feature_file}.md"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(pages[suite.id].text, encoding="utf-8")
+        console.print(f"wrote {len(found)} documentation pages under {documentation}")
 
 
 def _resolve_commit(repo: Path, name: str) -> str:

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -99,6 +99,9 @@ class TestArea:
     protected: frozenset[str]  # existing non-Python files of the features tree (fixtures, features)
     directories: frozenset[str] = frozenset()  # existing directories of the features tree
     runner_config_files: frozenset[str] = frozenset()  # the framework's configuration file names
+    # the documentation ablation (bench.suite.authored): new feature files the agent wrote are
+    # admitted here, and only here; an existing feature file is never replaced
+    authored_dir: str | None = None
 
     @classmethod
     def of(cls, snapshot: Path, features_dir: str, framework: str = "behave") -> TestArea:
@@ -125,8 +128,9 @@ class TestArea:
             elif base not in path.parents:
                 kind = "runner configuration" if path.name in self.runner_config_files else "outside the test area"
                 reasons.append(f"{raw}: {kind} (only files under {self.features_dir}/ are test code)")
-            elif path.suffix == ".feature":
-                reasons.append(f"{raw}: feature files are the requirement, not test code")
+            elif path.suffix == ".feature" and not self._authored(path, raw):
+                reasons.append(f"{raw}: feature files are the requirement, not test code" + (
+                    f" (authored feature files go under {self.authored_dir}/)" if self.authored_dir else ""))
             elif raw in self.infrastructure_py:
                 reasons.append(f"{raw}: shared test infrastructure (hooks) cannot be replaced")
             elif raw in self.protected:
@@ -136,6 +140,10 @@ class TestArea:
             elif len(raw.encode("utf-8")) > MAX_PATH_BYTES or any(len(p.encode()) > 255 for p in path.parts):
                 reasons.append(f"{raw[:80]}…: path too long")
         return reasons
+
+    def _authored(self, path: PurePosixPath, raw: str) -> bool:
+        return (self.authored_dir is not None and PurePosixPath(self.authored_dir) in path.parents
+                and raw not in self.protected)
 
     @staticmethod
     def _layout_rejections(files: dict[str, str]) -> list[str]:
@@ -307,9 +315,11 @@ class ProjectJudging:
     suite evaluator (one suite prediction judged on each of its scenarios)."""
 
     def __init__(self, dataset: Dataset, project_name: str, gold: dict[str, GoldTest], options: EvaluateOptions,
-                 tmp: Path, gold_files: set[str], snapshot: Path | None = None) -> None:
+                 tmp: Path, gold_files: set[str], snapshot: Path | None = None,
+                 authored_dir: str | None = None) -> None:
         """``snapshot``: judge against this tree instead of the dataset's (the reverse task's predicted
-        production)."""
+        production). ``authored_dir``: the documentation ablation's directory of agent-written feature
+        files, admitted by the submission check."""
         self.project = dataset.project(project_name)
         self.dataset, self.tmp, self.gold_files = dataset, tmp, gold_files
         self.own = get_framework(self.project.framework).evaluation(dataset.root, self.project, gold, options)
@@ -320,7 +330,8 @@ class ProjectJudging:
         snapshot = snapshot or dataset.root / self.project.snapshot
         self.snapshot = snapshot
         if self.own is None:
-            self.area = TestArea.of(snapshot, self.project.features_dir, self.project.framework)
+            self.area = replace(TestArea.of(snapshot, self.project.features_dir, self.project.framework),
+                                authored_dir=authored_dir)
             self.index: ProductionIndex | None = ProductionIndex(snapshot, self.project.production)
             self.manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
         else:

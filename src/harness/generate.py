@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from bench.dataset import load_dataset
 from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
-from bench.model import GenerationMetadata, Prediction
+from bench.model import GenerationMetadata, Instance, Prediction, Requirement
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, SuiteTask, Trajectory
 from harness.llm import Ledger, Limits, Model, ModelConfig, ProviderRefused
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
@@ -193,10 +193,14 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
     """
     # suite mode: ``instance_id`` is the suite's; the sandbox is its first scenario's view (every
     # view removes every scenario's step definitions, and the all-hidden view hides every body)
-    sandbox_instance = suite.scenarios[0].instance_id if suite is not None else instance_id
+    sandbox_instance = (suite.view_instance or suite.scenarios[0].instance_id) if suite is not None else instance_id
     instance = ds.instance(sandbox_instance)
     project = ds.project(instance.project)
     implementing = suite is not None and suite.kind == "implementation"
+    documented = suite is not None and suite.specification == "documentation"
+    if documented:  # the agent may not read a scenario: its instance carries only the suite's name
+        assert suite is not None
+        instance = documentation_instance(instance, suite)
     given_tests = given_tests or {}
     started = time.monotonic()
     attempts = 0
@@ -206,7 +210,9 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         attempts += 1
         work = out_dir / "work" / safe_name(instance_id)
         shutil.rmtree(work, ignore_errors=True)
-        opened = open_instance_sandbox(ds, sandbox_instance, options.view, policy, work)
+        opened = open_instance_sandbox(ds, sandbox_instance, options.view, policy, work,
+                                       withheld=(suite.feature_file,) if documented and suite else (),
+                                       authored_dir=suite.authored_dir if documented and suite else None)
         ledger = Ledger(out_dir / "ledger.jsonl", {"instance_id": instance_id, "attempt": attempts,
                                                    **({"candidate": attempt_prefix} if attempt_prefix else {})})
         model = Model(options.model, options.limits, ledger) if options.model is not None else None
@@ -271,6 +277,16 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
                **({"enriched": True} if enriched_requirement else {}),
                **({"oracle_checks": oracle.checks} if oracle is not None else {})})
     return Prediction(instance_id=instance_id, files=diff.test_files, metadata=metadata)
+
+
+def documentation_instance(instance: Instance, suite: SuiteTask) -> Instance:
+    """AgentTask needs an Instance; in the documentation ablation it names the suite and carries no
+    scenario, step or target interface (the documentation in ``task.suite`` is the whole input)."""
+    requirement = Requirement(feature_file="", feature_name=suite.suite_id, feature_description="",
+                              scenario_name="the documented behaviour", scenario_keyword="Documentation",
+                              scenario_line=0, steps=[], gherkin=suite.documentation)
+    return instance.model_copy(update={"id": suite.suite_id, "requirement": requirement, "target_interfaces": [],
+                                       "depends_on": [], "variant_of": [], "group": suite.suite_id})
 
 
 class BlackBoxOracle:

@@ -41,9 +41,8 @@ from harness.agents.base import (
 )
 from harness.llm import Ledger, LimitReached, Model, ProviderInterrupted, ProviderRefused
 from harness.prompts import render
-from harness.runtime import ensure_runtime
-from harness.sandbox.base import WORKSPACE, SandboxPolicy
-from harness.sandbox.instance import InstanceSandbox, create_backend
+from harness.sandbox.base import SandboxPolicy
+from harness.sandbox.instance import InstanceSandbox, start_project_sandbox
 from harness.sandbox.workspace import Workspace
 
 HISTORY_BUDGET = 120_000  # characters of history in one prompt; older entries go first when over
@@ -151,19 +150,11 @@ def open_takeover_sandbox(takeover: TakeoverSet, target: TakeoverTarget, policy:
 
     dataset = load_dataset(takeover.dataset_dir(target))
     project = dataset.project(target.project)
-    framework = get_framework(project.framework)
-    snapshot = dataset.root / project.snapshot
     source = takeover.workspace(target)
     workspace = Workspace.create(source, work_dir / "workspace", work_dir / "baseline.git", project.features_dir,
-                                 framework.test_area(source, project.features_dir))
-    runtime = ensure_runtime(project.name, snapshot, framework=framework)
-    sandbox = create_backend(policy, workspace, runtime)
-    sandbox.start()
-    root = str(workspace.root) if policy.backend == "local" else WORKSPACE
-    python_path = ":".join(f"{root}/{entry}".rstrip("/.") for entry in project.python_path)
+                                 get_framework(project.framework).test_area(source, project.features_dir))
     # no view: nothing is hidden in a takeover (the agent gets the parent's tree as it was)
-    return InstanceSandbox(sandbox=sandbox, view=None, workspace=workspace, runtime=runtime,  # type: ignore[arg-type]
-                           env={"PYTHONPATH": python_path}, framework=framework)
+    return start_project_sandbox(dataset, project, workspace, policy, None)
 
 
 def generate_takeover(takeover: TakeoverSet, target: TakeoverTarget, agent: Any, task: TakeoverTask,

@@ -311,7 +311,7 @@ def test_suite_mode_end_to_end(example_dataset: Path, tmp_path: Path) -> None:
     requests = (tmp_path / "run/provider-requests.jsonl").read_text()
     assert "every scenario listed below" in requests and "all-hidden" in requests
     report = (tmp_path / "run/report.md").read_text()
-    assert "| oracle@ah | 2 | 8 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 |" in report
+    assert "| oracle@ah | feature | 2 | 8 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 |" in report
     # failure attribution: a scripted judge labels every surviving target of the empty suite, and a
     # replay through the evaluator confirms each survival
     from harness.attribution import attribute_config

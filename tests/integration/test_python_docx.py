@@ -14,7 +14,8 @@ from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 
-pytestmark = pytest.mark.slow
+# heavy: a full build with mutants (15–30 min on two cores); CI runs test_corpus_slices.py instead
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_a_wheel_in_a_fresh_venv_runs_the_demo(tmp_path: Path) -> None:
+def build_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, its resources checked."""
     wheels = tmp_path / "wheels"
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
                             str(REPO), "-w", str(wheels)], capture_output=True, text=True, timeout=600, check=False)
@@ -36,7 +37,16 @@ def test_a_wheel_in_a_fresh_venv_runs_the_demo(tmp_path: Path) -> None:
                     "bench/builder/pipeline.py", "bench/frameworks/cucumber_js/node/instrument.mjs"):
         assert shipped in names
     assert not any("__pycache__" in n or "node_modules" in n or n.startswith("bench/build/") for n in names)
+    return wheel
 
+
+def test_the_wheel_ships_its_resources(tmp_path: Path) -> None:
+    build_wheel(tmp_path)
+
+
+@pytest.mark.heavy  # a fresh venv from the index plus the whole demo: ~6 min, beyond CI's budget
+def test_a_wheel_in_a_fresh_venv_runs_the_demo(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)  # no system site-packages: only what the wheel declares
     python = env_dir / "bin" / "python"

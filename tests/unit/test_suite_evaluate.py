@@ -84,5 +84,5 @@ def test_report_renders_each_configuration(tmp_path) -> None:  # noqa: ANN001
     (config / "suite_summary.json").write_text(json.dumps({**summary, "config": "oracle@ah"}))
     (config / "suite_results.jsonl").write_text(result.model_dump_json() + "\n")
     text = render_suite_report(tmp_path, "t")
-    assert "| oracle@ah | 1 | 1 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 | 1 |" in text
+    assert "| oracle@ah | feature | 1 | 1 | 1.000 | 1.000 | 0 | 0 | 1.000 | 1.000 | 1 |" in text
     assert "| p/a.feature | 100 | 1 | 1 | 0 | 0 | 1/1 | 1.000 | 1.000 |" in text

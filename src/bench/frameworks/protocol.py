@@ -61,8 +61,12 @@ class TestAreaSpec:
     suffixes: tuple[str, ...]  # suffixes of test code
     fixed_names: frozenset[str] = frozenset()  # file names a test may not change (hooks)
     fixed_paths: frozenset[str] = frozenset()  # paths a test may not change (shared infrastructure)
+    # the documentation ablation: directories where the agent writes its own feature files
+    authored_dirs: tuple[str, ...] = ()
 
     def holds(self, path: str) -> bool:
+        if path.endswith(".feature") and any(path.startswith(d.rstrip("/") + "/") for d in self.authored_dirs):
+            return True
         return path.endswith(self.suffixes) and any(path.startswith(d.rstrip("/") + "/") for d in self.dirs)
 
     def is_fixed(self, path: str) -> bool:

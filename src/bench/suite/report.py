@@ -23,16 +23,17 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
              ("Validity: share of the feature's scenarios whose generated steps pass on the real code in every "
              "clean run (unimplemented scenarios count as failing). Mutation score: share of the "
              "requirement-targeted mutants that a valid scenario kills. ρ: Spearman between specification "
-             "words and the per-suite score."), "",
-             ("| configuration | suites | scenarios | validity (mean) | validity (pooled) | flaky | unimplemented "
+             "words and the per-suite score. Specification: the feature file, or its documentation (the "
+             "ablation: the agent writes its own scenarios; validity is over those)."), "",
+             ("| configuration | specification | suites | scenarios | validity (mean) | validity (pooled) | flaky | unimplemented "
              "| mutation score (mean) | mutation score (pooled) | targets | size ratio | ρ(length, mutation) "
              "| cost USD |"),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     details: list[str] = []
     for directory in configs:
         summary = json.loads((directory / "suite_summary.json").read_text(encoding="utf-8"))
         name = summary.get("config", directory.name)
-        lines.append(f"| {name} | {summary['suites']} | {summary['scenarios']} | {_fmt(summary['validity_mean'])} "
+        lines.append(f"| {name} | {summary.get('specification', 'feature')} | {summary['suites']} | {summary['scenarios']} | {_fmt(summary['validity_mean'])} "
                      f"| {_fmt(summary['validity_pooled'])} | {summary['flaky']} | {summary['unimplemented']} "
                      f"| {_fmt(summary['mutation_score_mean'])} | {_fmt(summary['mutation_score_pooled'])} "
                      f"| {summary['targets']} | {_fmt(summary['size_ratio_mean'])} "
@@ -49,7 +50,7 @@ def render_suite_report(suites_dir: Path, title: str) -> str:
                            f"| {result.mutation.killed}/{result.mutation.targets} | {_fmt(result.validity.value)} "
                            f"| {_fmt(result.mutation.value)} |")
     if not configs:
-        lines.append("| (no suite configuration finished) | | | | | | | | | | | | |")
+        lines.append("| (no suite configuration finished) | | | | | | | | | | | | | |")
     reverse = sorted(p for p in suites_dir.iterdir() if (p / "reverse_summary.json").is_file()) \
         if suites_dir.is_dir() else []
     if reverse:

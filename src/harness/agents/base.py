@@ -41,9 +41,15 @@ class SuiteTask(BaseModel):
         "tests", description="tests: write the step definitions; implementation (the reverse task): the step "
                              "definitions are given, fill in the hidden production bodies")
     given_tests: list[str] = Field(default_factory=list, description="implementation: the step files in place")
-    feature_file: str
-    gherkin: str = Field(description="the whole feature file")
-    scenarios: list[SuiteScenario]
+    feature_file: str = Field(description="the feature file (documentation: withheld from the workspace too)")
+    gherkin: str = Field(description="the whole feature file (empty in the documentation ablation)")
+    scenarios: list[SuiteScenario] = Field(description="the scenarios to implement (empty in the documentation "
+                                                       "ablation: the agent writes its own)")
+    specification: Literal["feature", "documentation"] = "feature"
+    documentation: str = Field("", description="documentation: the docstrings of the feature's target interfaces")
+    authored_dir: str = Field("", description="documentation: where the agent's own feature files go")
+    view_instance: str = Field("", description="the scenario instance whose view the sandbox shows (default: the "
+                                               "first scenario)")
 
 
 HistoryCondition = Literal["full", "relevant"]

@@ -33,6 +33,8 @@ class CalibrationAgent:
             files = self._production(task)
         elif task.suite is not None:
             files = self._suite_files(task.suite.suite_id)
+            if task.suite.specification == "documentation":
+                files = {**files, **self._authored_feature(task.suite.suite_id, task.suite.authored_dir)}
         else:
             files = self.files_by_instance.get(task.instance.id, {})
         for path, text in sorted(files.items()):
@@ -87,6 +89,13 @@ class CalibrationAgent:
         project = self.dataset.project(task.instance.project)
         snapshot = self.dataset.root / project.snapshot
         return {p: (snapshot / p).read_text(encoding="utf-8") for p in production_sources(snapshot, project.production)}
+
+    def _authored_feature(self, suite_id: str, area: str) -> dict[str, str]:
+        """The documentation ablation's calibrations write the developers' feature file as their own
+        (under the authored directory) next to their step files: the oracle must then score 1."""
+        project, _, feature_file = suite_id.partition("/")
+        snapshot = self.dataset.root / self.dataset.project(project).snapshot
+        return {f"{area}/{Path(feature_file).name}": (snapshot / feature_file).read_text(encoding="utf-8")}
 
     def _suite_files(self, suite_id: str) -> dict[str, str]:
         """The reference suite of one feature (bench.suite.calibration), not a union of per-scenario

@@ -86,6 +86,10 @@ class Arm(_Strict):
     sandbox: str | None = None
     black_box_oracle: bool = Field(False, description="ablation: a tool that says whether the agent's steps for "
                                    "one scenario pass on the real code (only the verdict crosses back)")
+    specification: Literal["feature", "documentation"] = Field(
+        "feature", description="suite mode: the feature file (feature) or, the documentation ablation, the "
+                               "docstrings of the feature's target interfaces instead; the agent then writes its own "
+                               "scenarios under <features_dir>/authored/ (bench.suite.authored)")
     # takeover mode (ReqMemBench): the arm's condition
     history: Literal["full", "relevant"] = Field("full", description="takeover: every earlier commit (C1) or only "
                                                  "those concerning the request's requirements (C2)")
@@ -170,6 +174,10 @@ class Experiment(_Strict):
             raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
         if len(set(self.views)) != len(self.views):
             raise ValueError("a view is listed twice")
+        if self.mode in ("scenario", "takeover"):
+            wrong = [arm.name for arm in self.arms if arm.specification != "feature"]
+            if wrong:
+                raise ValueError(f"arm {wrong[0]}: specification: documentation is a suite-mode ablation")
         if self.mode == "takeover":
             problems = []
             if self.views != ["th"]:
@@ -193,6 +201,11 @@ class Experiment(_Strict):
                                     "decompose: off)")
                 if self.mode == "reverse" and arm.agent in ("empty", "then-stripped"):
                     problems.append(f"arm {arm.name}: the reverse task's calibrations are oracle and none")
+                if arm.specification == "documentation" and self.mode != "suite":
+                    problems.append(f"arm {arm.name}: specification: documentation is a suite-mode ablation")
+                if arm.specification == "documentation" and arm.black_box_oracle:
+                    problems.append(f"arm {arm.name}: the black-box oracle checks reference scenarios, which a "
+                                    "documentation arm never sees: use one ablation at a time")
             if problems:
                 raise ValueError("; ".join(problems))
         return self

@@ -47,9 +47,9 @@ from harness.experiment.units import (
     write_atomic,
 )
 from harness.generate import GenerateOptions, append_prediction, load_agent, set_aside_interrupted
-from harness.submission_rules import ConfigFacts, refusals
 from harness.llm import Limits, ModelConfig
 from harness.prompts import available_paragraphs, prompt_dir
+from harness.submission_rules import ConfigFacts, refusals
 
 OFFLINE_KEY = "scripted-offline"  # the run's own scripted provider accepts any key
 
@@ -653,14 +653,14 @@ class ExperimentRunner:
 
     # -- suite mode: one generation per feature file, scored by bench.suite.evaluate
     def _run_suite_arm(self, av: ArmView, executor) -> dict[str, Any]:
+        from bench.suite.authored import authored_dir, suite_documentation
+        from bench.suite.calibration import reference_suite_files
         from bench.suite.instances import suite_instances
-
         from harness.agents.base import SuiteScenario, SuiteTask
         from harness.experiment.units import SuiteEvaluationUnit, run_suite_evaluation
 
-        from bench.suite.calibration import reference_suite_files
-
         reverse = self.experiment.mode == "reverse"
+        documented = av.arm.specification == "documentation"
         gold = self.dataset.load_gold() if reverse else {}
         suites = {u.id: u for u in suite_instances(self.dataset)}
         by_id = {i.id: i for i in self.dataset.instances}
@@ -680,14 +680,21 @@ class ExperimentRunner:
             suite = suites[suite_id]
             snapshot = self.dataset.root / self.dataset.project(suite.project).snapshot
             given = reference_suite_files(self.dataset, suite, gold) if reverse else {}
-            task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file,
-                             kind="implementation" if reverse else "tests", given_tests=sorted(given),
-                             gherkin=(snapshot / suite.feature_file).read_text(encoding="utf-8"),
-                             scenarios=[SuiteScenario(instance_id=s, name=by_id[s].requirement.scenario_name,
-                                                      line=by_id[s].requirement.scenario_line)
-                                        for s in suite.scenarios])
+            if documented:  # the ablation: the documentation page instead of the feature, no scenario named
+                features_dir = self.dataset.project(suite.project).features_dir
+                task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file, gherkin="", scenarios=[],
+                                 specification="documentation",
+                                 documentation=suite_documentation(self.dataset, suite).text,
+                                 authored_dir=authored_dir(features_dir), view_instance=suite.scenarios[0])
+            else:
+                task = SuiteTask(suite_id=suite_id, feature_file=suite.feature_file,
+                                 kind="implementation" if reverse else "tests", given_tests=sorted(given),
+                                 gherkin=(snapshot / suite.feature_file).read_text(encoding="utf-8"),
+                                 scenarios=[SuiteScenario(instance_id=s, name=by_id[s].requirement.scenario_name,
+                                                          line=by_id[s].requirement.scenario_line)
+                                            for s in suite.scenarios])
             key = self._key(f"{self.experiment.mode}-generation", options, arm=av.arm.name, suite=suite_id,
-                            **av.key_parts())
+                            **({"specification": "documentation"} if documented else {}), **av.key_parts())
             units.append(GenerationUnit(dataset_dir=self.plan.dataset_dir, out_dir=str(gen_dir), instance_id=suite_id,
                                         candidate=1, options=options, key=key, use_cache=self.experiment.cache,
                                         suite=task, given_tests=given))
@@ -714,7 +721,8 @@ class ExperimentRunner:
             prediction = predictions.get(suite_id)
             key = content_hash({"dataset": self.plan.dataset_card_sha256, "suite": suite_id,
                                 "files": prediction.files if prediction else None, "mutants": evaluation.mutants,
-                                "timeout": evaluation.timeout, "bench": self._bench_hash})
+                                "timeout": evaluation.timeout, "bench": self._bench_hash,
+                                **({"kind": "authored"} if documented else {})})
             hit = cache / f"{key}.json"
             if self.experiment.cache and hit.is_file():
                 results[suite_id] = model.model_validate_json(hit.read_text(encoding="utf-8"))
@@ -722,7 +730,8 @@ class ExperimentRunner:
                 misses[suite_id] = key
         if misses:
             digest = content_hash(sorted(misses.values()))[:16]
-            unit = SuiteEvaluationUnit(dataset_dir=self.plan.dataset_dir, kind="reverse" if reverse else "suite",
+            unit = SuiteEvaluationUnit(dataset_dir=self.plan.dataset_dir,
+                                       kind="reverse" if reverse else "authored" if documented else "suite",
                                        predictions=[predictions[s] for s in misses if s in predictions],
                                        suite_ids=list(misses), workers=evaluation.workers,
                                        work_dir=str(self.run_dir / "evaluations" / av.name / f"suites-{digest}"),
@@ -745,6 +754,7 @@ class ExperimentRunner:
 
     def _write_suite_config(self, av: ArmView, options: GenerateOptions, predictions: dict[str, Prediction],
                             rows: list) -> dict[str, Any]:
+        from bench.suite.authored import summarize_authored
         from bench.suite.evaluate import summarize_suites
         from bench.suite.reverse import summarize_reverse
 
@@ -756,13 +766,14 @@ class ExperimentRunner:
         record = {"name": av.name, "mode": self.experiment.mode, "arm": arm.name, "view": av.view, "agent": arm.agent,
                   "model": arm.model, "paragraphs": arm.paragraphs, "sandbox": options.sandbox,
                   "epoch": None if av.epoch is None else av.epoch + 1, "reads_ground_truth": reads_truth,
-                  "black_box_oracle": arm.black_box_oracle}
+                  "black_box_oracle": arm.black_box_oracle, "specification": arm.specification}
         lines = "".join(predictions[r.suite_id].model_dump_json() + "\n" for r in rows if r.suite_id in predictions)
         write_atomic(out / "config.json", json.dumps(record, indent=2) + "\n")
         write_atomic(out / "predictions.jsonl", lines)
         prefix = "reverse" if reverse else "suite"
         write_atomic(out / f"{prefix}_results.jsonl", "".join(r.model_dump_json() + "\n" for r in rows))
-        summarize = summarize_reverse if reverse else summarize_suites
+        summarize = summarize_reverse if reverse else summarize_authored if arm.specification == "documentation" \
+            else summarize_suites
         summary = summarize(rows, self.dataset.card.name, hashlib.sha256(lines.encode()).hexdigest())
         summary["config"] = av.name
         write_atomic(out / f"{prefix}_summary.json", json.dumps(summary, indent=2) + "\n")

@@ -261,7 +261,9 @@ def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
 # ----------------------------------------------------------------------------- suite evaluation
 class SuiteEvaluationUnit(BaseModel):
     dataset_dir: str
-    kind: Literal["suite", "reverse"] = "suite"
+    kind: Literal["suite", "reverse", "authored"] = Field(
+        "suite", description="suite: the reference scenarios; authored: the agent's own (documentation ablation); "
+                             "reverse: implementations")
     predictions: list[Prediction] = Field(description="one per suite; instance_id is the suite id")
     suite_ids: list[str]
     work_dir: str
@@ -273,16 +275,17 @@ class SuiteEvaluationUnit(BaseModel):
 def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[Any]:
     """Score one batch of suites (bench.suite.evaluate, or bench.suite.reverse for implementations);
     its journal resumes a killed batch."""
+    from bench.suite.authored import evaluate_authored
     from bench.suite.evaluate import evaluate_suites
     from bench.suite.reverse import ReverseResult, evaluate_reverse
 
     work, predictions_path = _batch_dir(unit.work_dir, unit.predictions)
     options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
                               mutants=unit.mutants)
-    evaluator = evaluate_reverse if unit.kind == "reverse" else evaluate_suites
+    evaluator = {"reverse": evaluate_reverse, "authored": evaluate_authored}.get(unit.kind, evaluate_suites)
     evaluator(Path(unit.dataset_dir), predictions_path, work / "run", options, suites=unit.suite_ids)
     model = ReverseResult if unit.kind == "reverse" else SuiteResult
-    journal = "reverse_results.jsonl" if unit.kind == "reverse" else "suite_results.jsonl"
+    journal = f"{unit.kind}_results.jsonl"
     results = {}
     for line in (work / "run" / journal).read_text(encoding="utf-8").splitlines():
         if line.strip():

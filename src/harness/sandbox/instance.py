@@ -8,12 +8,13 @@ code importable inside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.dataset import Dataset
 from bench.frameworks.protocol import Framework
 from bench.frameworks.registry import get_framework
+from bench.model import ProjectRecord
 from harness.runtime import Runtime, ensure_runtime
 from harness.sandbox.base import WORKSPACE, Sandbox, SandboxError, SandboxPolicy
 from harness.sandbox.workspace import Workspace
@@ -56,15 +57,32 @@ def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime
 
 
 def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, policy: SandboxPolicy,
-                          work_dir: Path, reveal: str | None = None) -> InstanceSandbox:
-    """Materialize the view into ``work_dir/workspace`` (history in ``work_dir/baseline.git``) and start."""
+                          work_dir: Path, reveal: str | None = None, withheld: tuple[str, ...] = (),
+                          authored_dir: str | None = None) -> InstanceSandbox:
+    """Materialize the view into ``work_dir/workspace`` (history in ``work_dir/baseline.git``) and start.
+
+    ``withheld``: view files left out of the workspace (the documentation ablation withholds the
+    feature file); ``authored_dir``: where the agent's own feature files are collected as test code."""
     view = materialize(dataset, instance_id, kind, reveal=reveal)
     instance = dataset.instance(instance_id)
     project = dataset.project(instance.project)
     framework = get_framework(project.framework)
     snapshot = dataset.root / project.snapshot
+    area = framework.test_area(snapshot, project.features_dir)
+    if authored_dir:
+        area = replace(area, authored_dirs=(authored_dir,))
     workspace = Workspace.create(view.root, work_dir / "workspace", work_dir / "baseline.git", project.features_dir,
-                                 framework.test_area(snapshot, project.features_dir))
+                                 area, withheld=withheld)
+    return start_project_sandbox(dataset, project, workspace, policy, view)
+
+
+def start_project_sandbox(dataset: Dataset, project: ProjectRecord, workspace: Workspace, policy: SandboxPolicy,
+                          view: View | None) -> InstanceSandbox:
+    """The project's runtime (or, for Node, its read-only packages) and the policy's backend around a
+    prepared workspace, started; production importable as the project says. Shared by the views and
+    the takeover task's parent tree (``view`` None: nothing hidden)."""
+    framework = get_framework(project.framework)
+    snapshot = dataset.root / project.snapshot
     readonly: list[Path] = []
     if framework.interpreter == "node":
         # the project's packages from its lockfile, read-only, linked where Node looks for them
@@ -84,5 +102,5 @@ def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, po
     sandbox.start()
     root = str(workspace.root) if policy.backend == "local" else WORKSPACE
     python_path = ":".join(f"{root}/{entry}".rstrip("/.") for entry in project.python_path)
-    return InstanceSandbox(sandbox=sandbox, view=view, workspace=workspace, runtime=runtime,
+    return InstanceSandbox(sandbox=sandbox, view=view, workspace=workspace, runtime=runtime,  # type: ignore[arg-type]
                            env={"PYTHONPATH": python_path}, framework=framework)

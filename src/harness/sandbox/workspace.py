@@ -57,11 +57,15 @@ class Workspace:
 
     @classmethod
     def create(cls, source: Path, root: Path, git_dir: Path, features_dir: str,
-               area: TestAreaSpec | None = None) -> "Workspace":
-        """Copy ``source`` (a view) to ``root`` and commit it as the baseline."""
+               area: TestAreaSpec | None = None, withheld: tuple[str, ...] = ()) -> "Workspace":
+        """Copy ``source`` (a view) to ``root``, less the ``withheld`` files, and commit it as the baseline."""
         if root.exists() and any(root.iterdir()):
             raise SandboxError(f"workspace {root} is not empty")
         shutil.copytree(source, root, symlinks=True, dirs_exist_ok=True)
+        for rel in withheld:
+            target = root / rel
+            if target.is_file() or target.is_symlink():
+                target.unlink()  # before the baseline: the withheld file is simply not part of the view
         git_dir.mkdir(parents=True, exist_ok=True)
         workspace = cls(root, git_dir, features_dir, area)
         workspace.git.init("-q")
