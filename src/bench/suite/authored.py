@@ -21,10 +21,7 @@ rows) are judged; the rest count as generated and failing, so flooding a suite c
 from __future__ import annotations
 
 import ast
-import random
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,15 +29,16 @@ from typing import Any
 from pydantic import Field
 
 from bench.dataset import Dataset
-from bench.evaluate import EvaluateOptions, ProjectJudging, ground_truth_files
+from bench.evaluate import EvaluateOptions
 from bench.gherkin_reader import parse_feature
-from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, Requirement
+from bench.model import Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, Requirement
 from bench.suite.evaluate import (
     JUDGE_CLEAN_RUNS,
     ScenarioVerdict,
     SuiteResult,
     _judge_scenario,
     journaled_suite_run,
+    suite_judges,
     summarize_suites,
 )
 from bench.suite.instances import SuiteInstance
@@ -198,24 +196,13 @@ def judge_authored_suites(dataset: Dataset, todo: list[SuiteInstance], predictio
                           problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Any = None) -> None:
     """Judge each suite's authored scenarios (``options.workers`` at a time); ``done`` receives each
     finished SuiteResult. Progress advances by the suite's reference scenario count."""
-    gold = dataset.load_gold()
-    rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
-    with tempfile.TemporaryDirectory(prefix="req2test-authored-") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        judgings: dict[str, ProjectJudging] = {}
+    with suite_judges(dataset, options, "authored", authored=authored_dir) as judges:
         for suite in todo:
             started = time.monotonic()
-            project = dataset.project(suite.project)
-            area = authored_dir(project.features_dir)
-            prediction = predictions.get(suite.id)
-            problem = problems.get(suite.id) or (None if prediction is not None else NO_PREDICTION)
+            area = authored_dir(dataset.project(suite.project).features_dir)
+            prediction, problem = judges.admit(suite, predictions, problems)
             requirements: list[Requirement] = []
             notes: list[str] = []
-            if problem is None and prediction is not None:
-                if suite.project not in judgings:
-                    judgings[suite.project] = ProjectJudging(dataset, suite.project, gold, options, Path(tmp),
-                                                             ground_truth_files(gold), authored_dir=area)
-                problem, _ = judgings[suite.project].rejections(prediction)
             if problem is None and prediction is not None:
                 requirements, notes = authored_requirements(prediction.files, area)
                 if not requirements:
@@ -226,11 +213,12 @@ def judge_authored_suites(dataset: Dataset, todo: list[SuiteInstance], predictio
                 cap = judged_cap(reference_units(dataset, suite))
                 judged, over = split_at_cap(requirements, cap)
                 first = dataset.instance(suite.scenarios[0])
-                template = _suite_gold(suite, gold)
+                template = _suite_gold(suite, judges.gold)
                 targets = [t.mutant for t in suite.targets] if options.mutants else []
-                futures = [pool.submit(_judge_scenario, judgings[suite.project],
-                                       first.model_copy(update={"id": authored_id(suite.id, r), "requirement": r}),
-                                       prediction, template, targets, rng) for r in judged]
+                futures = [judges.pool.submit(_judge_scenario, judges.judging(suite.project),
+                                              first.model_copy(update={"id": authored_id(suite.id, r),
+                                                                       "requirement": r}),
+                                              prediction, template, targets, judges.rng) for r in judged]
                 verdicts = [future.result() for future in futures]
                 verdicts += [ScenarioVerdict(instance_id=authored_id(suite.id, r), outcome=Outcome.generation_failure,
                                              detail=f"over the cap of {cap} judged runnable units: not run",

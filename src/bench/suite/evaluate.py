@@ -26,7 +26,9 @@ import json
 import random
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -145,25 +147,55 @@ def open_suite_run(dataset_dir: Path, predictions_path: Path, suites: list[str] 
     return dataset, predictions, problems, digest, planned
 
 
+class SuiteJudges:
+    """What judging a run's suites shares: the gold, the random source of the camouflage, a
+    scratch directory, the thread pool (``options.workers`` scenario judgements at a time) and one
+    ProjectJudging per project, built on first need. ``authored``: the judges admit feature files
+    under each project's authored directory (the documentation ablation)."""
+
+    def __init__(self, dataset: Dataset, options: EvaluateOptions, tmp: Path, pool: ThreadPoolExecutor,
+                 authored: Any = None) -> None:
+        self.dataset, self.options, self.tmp, self.pool = dataset, options, tmp, pool
+        self.gold = dataset.load_gold()
+        self.rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
+        self.authored = authored  # features_dir -> the authored directory, or None
+        self._judgings: dict[str, ProjectJudging] = {}
+
+    def judging(self, project: str) -> ProjectJudging:
+        if project not in self._judgings:
+            features_dir = self.dataset.project(project).features_dir
+            self._judgings[project] = ProjectJudging(
+                self.dataset, project, self.gold, self.options, self.tmp, ground_truth_files(self.gold),
+                authored_dir=self.authored(features_dir) if self.authored is not None else None)
+        return self._judgings[project]
+
+    def admit(self, suite: SuiteInstance, predictions: dict[str, Prediction],
+              problems: dict[str, str]) -> tuple[Prediction | None, str | None]:
+        """The suite's prediction and why it cannot be run (None: it can)."""
+        prediction = predictions.get(suite.id)
+        problem = problems.get(suite.id) or (None if prediction is not None else NO_PREDICTION)
+        if problem is None and prediction is not None:
+            problem, _ = self.judging(suite.project).rejections(prediction)
+        return prediction, problem
+
+
+@contextmanager
+def suite_judges(dataset: Dataset, options: EvaluateOptions, prefix: str, authored: Any = None
+                 ) -> Iterator[SuiteJudges]:
+    with tempfile.TemporaryDirectory(prefix=f"req2test-{prefix}-") as tmp, \
+            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        yield SuiteJudges(dataset, options, Path(tmp), pool, authored)
+
+
 def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
                  problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Any = None) -> None:
     """Judge each suite's scenarios (``options.workers`` scenario judgements at a time); ``done``
     receives each finished SuiteResult."""
-    gold = dataset.load_gold()
     by_id = {i.id: i for i in dataset.instances}
-    rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
-    with tempfile.TemporaryDirectory(prefix="req2test-suite-") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        judgings: dict[str, ProjectJudging] = {}
+    with suite_judges(dataset, options, "suite") as judges:
         for suite in todo:
             started = time.monotonic()
-            prediction = predictions.get(suite.id)
-            problem = problems.get(suite.id) or (None if prediction is not None else NO_PREDICTION)
-            if problem is None and prediction is not None:
-                if suite.project not in judgings:
-                    judgings[suite.project] = ProjectJudging(dataset, suite.project, gold, options, Path(tmp),
-                                                             ground_truth_files(gold))
-                problem, _ = judgings[suite.project].rejections(prediction)
+            prediction, problem = judges.admit(suite, predictions, problems)
             if problem is not None:
                 verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,
                                             stability="failing", unimplemented=True) for s in suite.scenarios]
@@ -171,10 +203,9 @@ def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[
                     progress.advance()
             else:
                 assert prediction is not None
-                judging = judgings[suite.project]
                 targets = [t.mutant for t in suite.targets] if options.mutants else []
-                futures = [pool.submit(_judge_scenario, judging, by_id[s], prediction, gold[s], targets, rng)
-                           for s in suite.scenarios]
+                futures = [judges.pool.submit(_judge_scenario, judges.judging(suite.project), by_id[s], prediction,
+                                              judges.gold[s], targets, judges.rng) for s in suite.scenarios]
                 verdicts = []
                 for future in futures:
                     verdicts.append(future.result())
