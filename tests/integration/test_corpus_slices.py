@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,10 +21,10 @@ from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 from bench.project import default_cache_dir, fetch_sdist
+from tests.integration.corpus_checks import assemble_py_algorand_sdk, assert_generic_attacks_defeated
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 
 DOCX_FEATURES = {"api-open-document", "blk-add-paragraph", "blk-add-table", "doc-add-comment", "par-set-text",
                  "run-add-content", "sty-latent-props", "tbl-cell-text", "txt-add-break"}
@@ -58,15 +56,8 @@ def docx_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def algorand_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-    import py_algorand_sdk as corpus
-
     base = tmp_path_factory.mktemp("algorand-slice")
-    try:
-        project = corpus.assemble(base / "py-algorand-sdk", corpus.default_source("py-algorand-sdk"),
-                                  corpus.default_source("algorand-sdk-testing"))
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"the py-algorand-sdk corpus cannot be fetched here: {exc}")
+    project = assemble_py_algorand_sdk(base / "py-algorand-sdk")
     assert keep_only(project / "tests" / "features" / "unit", ALGORAND_FEATURES) == len(ALGORAND_FEATURES)
     out = base / "dataset"
     build_dataset(str(project), out, BuildOptions(install_deps=True))
@@ -115,19 +106,7 @@ def test_python_docx_slice_calibration_and_generic_attacks(docx_slice: Path, tmp
     assert empty["mutant_recall"]["value"] == 0.0 and empty["kill_complete_at_1"]["value"] == 0.0
     assert stripped["kill_complete_at_1"]["value"] < 1.0
     # the attacks an agent needs no instance knowledge for: none may score KillComplete
-    from tests.adversarial.generic import GENERIC
-
-    gold = load_dataset(docx_slice).load_gold()
-    sample = random.Random(1).sample(sorted(i for i, g in gold.items() if g.kills), 1)
-    for name, code in GENERIC.items():
-        path = tmp_path / f"attack-{name}.jsonl"
-        path.write_text("".join(json.dumps({"instance_id": i, "files": {"features/steps/generic_steps.py": code}})
-                                + "\n" for i in sample))
-        evaluate(docx_slice, path, tmp_path / f"attack-{name}", EvaluateOptions(instances=sample, timeout=60))
-        rows = [json.loads(line) for line in (tmp_path / f"attack-{name}" / "results.jsonl").read_text().splitlines()]
-        assert len(rows) == 1
-        for row in rows:
-            assert not row["kill_complete"] and row["outcome"] != "infrastructure_failure", (name, row)
+    assert_generic_attacks_defeated(docx_slice, tmp_path, 1)
 
 
 def test_py_algorand_sdk_slice_builds_and_calibrates(algorand_slice: Path, tmp_path: Path) -> None:

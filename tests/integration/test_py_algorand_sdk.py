@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,23 +19,17 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from tests.integration.corpus_checks import assemble_py_algorand_sdk
 
 # heavy: a full build with mutants (15–30 min on two cores); CI runs test_corpus_slices.py instead
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import py_algorand_sdk as corpus  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def algorand_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("algorand")
-    try:
-        project = corpus.assemble(base / "py-algorand-sdk", corpus.default_source("py-algorand-sdk"),
-                                  corpus.default_source("algorand-sdk-testing"))
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"the py-algorand-sdk corpus cannot be fetched here: {exc}")
+    project = assemble_py_algorand_sdk(base / "py-algorand-sdk")
     out = base / "dataset"
     build_dataset(str(project), out, BuildOptions(install_deps=True))
     return out

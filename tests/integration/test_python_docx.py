@@ -13,6 +13,7 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from tests.integration.corpus_checks import assert_generic_attacks_defeated
 
 # heavy: a full build with mutants (15–30 min on two cores); CI runs test_corpus_slices.py instead
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
@@ -90,18 +91,4 @@ def test_calibration_on_a_sample(docx_dataset: Path, tmp_path: Path) -> None:
 def test_generic_attacks_are_defeated_on_the_real_corpus(docx_dataset: Path, tmp_path: Path) -> None:
     """The attacks an agent needs no instance knowledge for (tests/adversarial/generic.py) each
     scored KillComplete everywhere before the trust boundary; on python-docx none may."""
-    from tests.adversarial.generic import GENERIC
-
-    gold = load_dataset(docx_dataset).load_gold()
-    sample = random.Random(1).sample(sorted(i for i, g in gold.items() if g.kills), 3)
-    for name, code in GENERIC.items():
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps({"instance_id": i, "files": {"features/steps/generic_steps.py": code}})
-                                + "\n" for i in sample))
-        evaluate(docx_dataset, path, tmp_path / name, EvaluateOptions(instances=sample, resamples=100, timeout=60))
-        rows = [json.loads(line) for line in (tmp_path / name / "results.jsonl").read_text().splitlines()]
-        assert len(rows) == 3
-        for row in rows:
-            assert not row["kill_complete"], (name, row)
-            assert row["outcome"] != "infrastructure_failure", (name, row)
-            assert row["generated_kills"] == 0 or row["outcome"] != "pass", (name, row)
+    assert_generic_attacks_defeated(docx_dataset, tmp_path, 3, resamples=100)

@@ -26,7 +26,7 @@ import json
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -154,7 +154,7 @@ class SuiteJudges:
     under each project's authored directory (the documentation ablation)."""
 
     def __init__(self, dataset: Dataset, options: EvaluateOptions, tmp: Path, pool: ThreadPoolExecutor,
-                 authored: Any = None) -> None:
+                 authored: Callable[[str], str] | None = None) -> None:
         self.dataset, self.options, self.tmp, self.pool = dataset, options, tmp, pool
         self.gold = dataset.load_gold()
         self.rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
@@ -180,8 +180,8 @@ class SuiteJudges:
 
 
 @contextmanager
-def suite_judges(dataset: Dataset, options: EvaluateOptions, prefix: str, authored: Any = None
-                 ) -> Iterator[SuiteJudges]:
+def suite_judges(dataset: Dataset, options: EvaluateOptions, prefix: str,
+                 authored: Callable[[str], str] | None = None) -> Iterator[SuiteJudges]:
     with tempfile.TemporaryDirectory(prefix=f"req2test-{prefix}-") as tmp, \
             ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
         yield SuiteJudges(dataset, options, Path(tmp), pool, authored)

@@ -34,7 +34,8 @@ class CalibrationAgent:
         elif task.suite is not None:
             files = self._suite_files(task.suite.suite_id)
             if task.suite.specification == "documentation":
-                files = {**files, **self._authored_feature(task.suite.suite_id, task.suite.authored_dir)}
+                files = {**files, **self._authored_feature(task.instance.project, task.suite.feature_file,
+                                                           task.suite.authored_dir)}
         else:
             files = self.files_by_instance.get(task.instance.id, {})
         for path, text in sorted(files.items()):
@@ -90,10 +91,9 @@ class CalibrationAgent:
         snapshot = self.dataset.root / project.snapshot
         return {p: (snapshot / p).read_text(encoding="utf-8") for p in production_sources(snapshot, project.production)}
 
-    def _authored_feature(self, suite_id: str, area: str) -> dict[str, str]:
+    def _authored_feature(self, project: str, feature_file: str, area: str) -> dict[str, str]:
         """The documentation ablation's calibrations write the developers' feature file as their own
         (under the authored directory) next to their step files: the oracle must then score 1."""
-        project, _, feature_file = suite_id.partition("/")
         snapshot = self.dataset.root / self.dataset.project(project).snapshot
         return {f"{area}/{Path(feature_file).name}": (snapshot / feature_file).read_text(encoding="utf-8")}
 

@@ -174,7 +174,7 @@ class Experiment(_Strict):
             raise ValueError(f"arm names must be unique: {', '.join(duplicated)}")
         if len(set(self.views)) != len(self.views):
             raise ValueError("a view is listed twice")
-        if self.mode in ("scenario", "takeover"):
+        if self.mode != "suite":
             wrong = [arm.name for arm in self.arms if arm.specification != "feature"]
             if wrong:
                 raise ValueError(f"arm {wrong[0]}: specification: documentation is a suite-mode ablation")
@@ -201,8 +201,6 @@ class Experiment(_Strict):
                                     "decompose: off)")
                 if self.mode == "reverse" and arm.agent in ("empty", "then-stripped"):
                     problems.append(f"arm {arm.name}: the reverse task's calibrations are oracle and none")
-                if arm.specification == "documentation" and self.mode != "suite":
-                    problems.append(f"arm {arm.name}: specification: documentation is a suite-mode ablation")
                 if arm.specification == "documentation" and arm.black_box_oracle:
                     problems.append(f"arm {arm.name}: the black-box oracle checks reference scenarios, which a "
                                     "documentation arm never sees: use one ablation at a time")
