@@ -87,6 +87,7 @@ def main() -> None:
         hardened: dict[str, dict[str, str]] = {}
         per_prediction: list[float] = []  # seconds to judge one kill-complete oracle prediction
         runs = {"fresh": 0, "clean": 0, "kills": 0}
+        phases: dict[str, float] = {}  # seconds per verdict phase, summed over instances
         for inst, _ in plan:
             started = time.perf_counter()
             judgement = judge(inst, oracle[inst.id], gold[inst.id], manifest, base, Path(tmp),
@@ -100,6 +101,8 @@ def main() -> None:
             runs["clean"] += judgement.confirmation.get("clean_runs", 0)
             runs["kills"] += len(judgement.kills)
             per_prediction.append(time.perf_counter() - started)
+            for phase, seconds in judgement.confirmation.get("seconds", {}).items():
+                phases[phase] = phases.get(phase, 0.0) + seconds
             print(f"hardened {inst.id}: {len(judgement.verdicts)} pool mutants, {len(judgement.kills)} kills "
                   f"(each reproduced), {judgement.fresh_runs} fresh-process runs, "
                   f"{per_prediction[-1]:6.2f} s", flush=True)
@@ -168,6 +171,7 @@ def main() -> None:
     if build:
         print(f"build executor     {build_total:8.2f} s  speed-up {fresh_total / build_total:5.1f}x")
     print(f"fresh reference    {fresh_total:8.2f} s")
+    print("hardened phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
     ordered = sorted(per_prediction)
     print(f"evaluation cost per kill-complete oracle prediction (all safeguards): median "
           f"{statistics.median(ordered):.2f} s, {ordered[0]:.2f}-{ordered[-1]:.2f} s over {len(ordered)}")

@@ -9,7 +9,12 @@ screens flag. What comes back is a *claim*; it counts only when
 
 - every clean run agrees: the traced run, the null variants spread through each batch
   (at least one early and one late), and a fresh-process clean replay all pass;
-- every claimed ground-truth kill reproduces in a second, reshuffled batch;
+- every claimed ground-truth kill reproduces in a second, reshuffled batch. The first
+  batch runs each variant in a pristine child (forked from a worker no prediction code
+  ever ran in); the second re-observes those kills several per child, each swapped in and
+  back out in turn, and whatever does not show again there (a test carrying state from run
+  to run can hide a kill, or fail a clean run, only in a shared child) is run once more in
+  pristine children;
 - a KillComplete claim survives replay: a random sample of its kills (≥ 5 where there
   are that many) and one clean run, each in a fresh sandbox process with the mutant
   written to disk, all agree with the warm runs;
@@ -208,8 +213,7 @@ class _Session:
         cold_mutants += fallbacks
         claimed = {m for m, v in verdicts.items() if v in DETECTED and m in truth}
         self._lap("warm_batch_1")
-        again, _ = self._batch(self._warm_runs, [self.manifest[m] for m in sorted(claimed)], limit, "warm batch 2")
-        self._reproduced(claimed, verdicts, again)
+        self._reproduce(claimed, verdicts, limit)
         self._lap("warm_batch_2")
         self.warm.close()
         # cold phase: the mutant written to disk, production imported by the run itself
@@ -237,6 +241,25 @@ class _Session:
         verdicts.update({m.id: "survived" for m in pool if m not in reached})  # never executed
         return Judgement(Outcome.passed, "", trace=self.trace_result, kills=claimed, timeouts=timeouts,
                          confirmation=self.confirmation, fresh_runs=self.fresh_runs, verdicts=verdicts)
+
+    def _reproduce(self, claimed: set[str], first: dict[str, str], limit: float) -> None:
+        """Every claimed kill once more. Each was first seen in a pristine child, so the second
+        look runs several kills per child (swapped in and back out in turn), which costs a
+        fraction of a fork each. A kill that does not show again there, or a batch whose null
+        variant failed, is run once more in pristine children: a test carrying state from
+        one run to the next may hide a kill (or fail a clean run) only in a shared child."""
+        mutants = [self.manifest[m] for m in sorted(claimed)]
+        try:
+            again, _ = self._batch(self._batched_warm_runs, mutants, limit, "warm batch 2")
+        except _Unstable:  # a null variant failed in a shared child: decide in pristine ones
+            again = {}
+        missing = sorted(m for m in claimed if again.get(m) not in DETECTED)
+        if missing:
+            self.confirmation["reproduced_pristine"] = self.confirmation.get("reproduced_pristine", 0) + len(missing)
+            retried, _ = self._batch(self._warm_runs, [self.manifest[m] for m in missing], limit,
+                                     "warm batch 2 (pristine)")
+            again.update(retried)
+        self._reproduced(claimed, first, again)
 
     @staticmethod
     def _reproduced(claimed: set[str], first: dict[str, str], again: dict[str, str]) -> None:
@@ -290,6 +313,13 @@ class _Session:
         assert self.warm is not None
         reply = self.warm.runs(self.feature, self.lines, limit,
                                [{"token": t, "mutant": _wire(m)} for t, m in variants])
+        return reply["runs"], dict(reply["resets"])
+
+    def _batched_warm_runs(self, variants: list[tuple[str, Mutant | None]],
+                           limit: float) -> tuple[dict[str, Any], dict]:
+        assert self.warm is not None
+        reply = self.warm.runs(self.feature, self.lines, limit,
+                               [{"token": t, "mutant": _wire(m)} for t, m in variants], batched=True)
         return reply["runs"], dict(reply["resets"])
 
     def start_cold(self) -> None:

@@ -101,3 +101,25 @@ def test_force_replaces_a_dataset_and_summary_prints(tmp_path: Path, mini_datase
     assert summary.exit_code == 0 and "step_undefined 1" in summary.output
     missing = CliRunner().invoke(app, ["summary", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "is not a directory" in missing.output
+
+
+def test_inferred_then_stripped_kills_match_running_them(example_dataset: Path, tmp_path: Path) -> None:
+    """The assertion-dependent subset is the same whether the then-stripped test runs against
+    every kill or only against those whose failure came after a Then step definition ran."""
+    from tests.conftest import EXAMPLE
+
+    project = tmp_path / "tinyshop"
+    shutil.copytree(EXAMPLE, project)
+    card = build_dataset(str(project), tmp_path / "every-kill", BuildOptions(workers=2, timeout=60,
+                                                                             infer_stripped=False))
+    inferred = load_dataset(example_dataset)
+    every_kill = load_dataset(tmp_path / "every-kill")
+    assert card.mutation["then_stripped_inferred"] == 0
+    assert inferred.card.mutation["then_stripped_inferred"] > 0
+    assert inferred.card.mutation["then_stripped_runs"] < card.mutation["then_stripped_runs"]
+    expected, got = every_kill.load_gold(), inferred.load_gold()
+    assert set(expected) == set(got)
+    for instance_id, record in expected.items():
+        assert set(got[instance_id].kills) == set(record.kills), instance_id
+        assert set(got[instance_id].assertion_dependent) == set(record.assertion_dependent), instance_id
+    assert any(record.assertion_dependent for record in expected.values())

@@ -122,3 +122,22 @@ def test_executor_agrees_with_a_fresh_process(mini_dataset: Path) -> None:
             # the ground truth recorded at build time is exactly what the executor finds
             assert sorted(k for k, v in outcome.verdicts.items() if v == "killed") == gold[inst.id].kills
     assert compared > 20 and import_time >= 1
+
+
+def test_kills_before_any_then_step_are_inferred_for_the_stripped_test() -> None:
+    from bench.builder.mutation_stage import _killed_before_then
+    from bench.mutation.executor import SessionOutcome, collect_session
+
+    outcome = collect_session({"clean": {"exit": "ok"}, "mutants": {
+        "given": {"verdict": "killed", "bindings": ["features/steps/a.py:3"]},
+        "when": {"verdict": "killed", "bindings": ["features/steps/a.py:3", "features/steps/a.py:9"]},
+        "then": {"verdict": "killed", "bindings": ["features/steps/a.py:3", "features/steps/a.py:15"]},
+        "crashed": {"verdict": "killed", "detail": "killed by signal 9"},  # no binding list: must run
+        "survivor": {"verdict": "survived"},
+    }})
+    assert outcome.bindings == {"given": ["features/steps/a.py:3"],
+                                "when": ["features/steps/a.py:3", "features/steps/a.py:9"],
+                                "then": ["features/steps/a.py:3", "features/steps/a.py:15"]}
+    targets = {("features/steps/a.py", 15)}  # the Then step definitions the stripped test empties
+    assert _killed_before_then(outcome, outcome.killed, targets) == {"given", "when"}
+    assert _killed_before_then(SessionOutcome(clean={}), {"given"}, targets) == set()

@@ -59,9 +59,13 @@ class _FakeWarm:
         self.requests: list[dict[str, Any]] = []
         self.init_reply: dict[str, Any] = {}
 
-    def runs(self, feature: str, lines: list[int], limit: float, variants: list[dict[str, Any]]) -> dict[str, Any]:
-        self.requests.append({"op": "runs", "feature": feature, "lines": lines, "limit": limit, "variants": variants})
-        return {"runs": {v["token"]: self.policy(v["mutant"]) for v in variants}, "resets": {}}
+    def runs(self, feature: str, lines: list[int], limit: float, variants: list[dict[str, Any]],
+             batched: bool = False) -> dict[str, Any]:
+        self.requests.append({"op": "runs", "feature": feature, "lines": lines, "limit": limit, "variants": variants,
+                              "batched": batched})
+        policy = self.policy
+        return {"runs": {v["token"]: (policy(v["mutant"], batched) if getattr(policy, "sees_batched", False)
+                                      else policy(v["mutant"])) for v in variants}, "resets": {}}
 
 
 def _session(warm: _FakeWarm, seed: int = 3) -> _Session:
@@ -122,3 +126,55 @@ def test_sessions_clean_up(tmp_path: Path) -> None:
     session.dir.mkdir()
     session.cleanup()
     assert not session.dir.exists()
+
+
+def _batch_aware(fn: Any) -> Any:
+    fn.sees_batched = True
+    return fn
+
+
+def test_reproductions_share_children_and_what_hides_there_runs_pristine() -> None:
+    mutants = {m.id: m for m in (_mutant(i) for i in range(30))}
+    hidden = {"x - 3", "x - 7"}  # replacements whose kills a shared child does not show
+
+    @_batch_aware
+    def policy(mutant: dict[str, Any] | None, batched: bool) -> dict[str, Any]:
+        if mutant is None or mutant["replacement"] == "x + 1":
+            return _claim(True)
+        return _claim(batched and mutant["replacement"] in hidden)
+
+    warm = _FakeWarm(policy)
+    session = _session(warm)
+    session.manifest = mutants
+    for i in (3, 7):
+        mutants[f"m{i}"] = _mutant(i, replacement=f"x - {i}")
+    first = {m: "killed" for m in mutants}
+    session._reproduce(set(mutants), first, 2.0)
+    assert [r["batched"] for r in warm.requests] == [True, False]
+    retried = [v["mutant"]["replacement"] for v in warm.requests[1]["variants"]]
+    assert sorted(r for r in retried if r != "x + 1") == sorted(hidden)
+    assert session.confirmation["reproduced_pristine"] == 2
+
+
+def test_a_null_failing_in_a_shared_child_sends_every_reproduction_pristine() -> None:
+    mutants = {m.id: m for m in (_mutant(i) for i in range(10))}
+
+    @_batch_aware
+    def policy(mutant: dict[str, Any] | None, batched: bool) -> dict[str, Any]:
+        is_null = mutant is None or mutant["replacement"] == "x + 1"
+        return _claim(is_null and not batched)  # in a shared child every run fails, nulls too
+
+    warm = _FakeWarm(policy)
+    session = _session(warm)
+    session.manifest = mutants
+    session._reproduce(set(mutants), {m: "killed" for m in mutants}, 2.0)
+    assert [r["batched"] for r in warm.requests] == [True, False]
+    assert session.confirmation["reproduced_pristine"] == 10
+
+
+def test_a_kill_that_shows_in_no_second_run_is_unstable() -> None:
+    mutants = {m.id: m for m in (_mutant(i) for i in range(5))}
+    session = _session(_FakeWarm(lambda m: _claim(True)))  # every second look passes
+    session.manifest = mutants
+    with pytest.raises(_Unstable, match="did not reproduce"):
+        session._reproduce({"m1"}, {"m1": "killed"}, 2.0)

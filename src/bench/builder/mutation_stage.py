@@ -28,12 +28,24 @@ from bench.testimpl import strip_step_bodies, then_step_targets
 
 def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str], python_path: list[str],
                        instances: list[Instance], gold: dict[str, GoldTest], infrastructure_py: set[str],
-                       timeout: float, progress: Any) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+                       timeout: float, progress: Any,
+                       infer_stripped: bool = True) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+    """``infer_stripped``: a ground-truth kill whose failing run executed no Then step
+    definition is killed by the then-stripped test too, without running it (the stripped
+    test runs the same code up to the same failure); False runs every kill again."""
     started = time.perf_counter()
+    seconds: dict[str, float] = {}
+    lap = [started]
+
+    def timed(name: str) -> None:
+        now = time.perf_counter()
+        seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
+        lap[0] = now
     work = roots[0]
     mutants = get_framework(spec.framework).language.generate_mutants(work, production)
     by_id = {m.id: m for m in mutants}
     generated = time.perf_counter() - started
+    timed("generation")
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
 
     # 1. the ground-truth test against its pool, in the original tree (the full suite's steps)
@@ -41,20 +53,23 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
                 for i in instances]
     progress.stage("ground-truth kills", len(requests))
     with WorkerPool(replace(spec, preload=True), roots) as pool:
-        replies = pool.map(requests, on_result=lambda i, r: progress.advance())
+        replies = _map_longest_first(pool, requests, [len(pools[i.id]) for i in instances], progress)
     outcomes: dict[str, SessionOutcome] = {}
     jobs = []
     for inst, reply in zip(instances, replies):
         outcomes[inst.id] = collect_session(reply)
         jobs += fallback_jobs(inst.id, outcomes[inst.id], by_id, inst.requirement.feature_file,
                               inst.requirement.run_lines)
+    timed("ground_truth_sessions")
     packages = list(spec.import_packages)
     if jobs:
         with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
             resolve_fallbacks(pool, jobs, packages, progress)
+    timed("ground_truth_import_time")
 
     # 2. the same test with its Then bodies emptied, against the ground-truth kills only
     stripped_requests, stripped_for, targets_for = [], [], {}
+    inferred: dict[str, set[str]] = {}
     for inst in instances:
         record = gold[inst.id]
         kills = outcomes[inst.id].killed
@@ -62,20 +77,24 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         targets_for[inst.id] = targets
         if not kills or not targets:
             continue
+        inferred[inst.id] = _killed_before_then(outcomes[inst.id], kills, targets) if infer_stripped else set()
         step_files = sorted({f.path for f in record.closure if f.role != "data"})
         files = strip_step_bodies(work, step_files, targets)
         workspace: RunWorkspace = {"key": "then-stripped-" + _digest(files), "keep_py": sorted(infrastructure_py),
                                    "files": files}
+        # the clean stripped run always happens (a stripped test that no longer passes
+        # makes every kill assertion-dependent), even when every kill was inferred
         stripped_requests.append(session_request(inst.requirement.feature_file, inst.requirement.run_lines,
-                                                 [by_id[k] for k in sorted(kills)], workspace=workspace,
-                                                 timeout=timeout))
+                                                 [by_id[k] for k in sorted(kills - inferred[inst.id])],
+                                                 workspace=workspace, timeout=timeout))
         stripped_for.append(inst)
     progress.stage("assertion-dependent subset", len(stripped_requests))
     stripped_kills: dict[str, set[str]] = {}
     stripped_broken = 0
     if stripped_requests:
         with WorkerPool(replace(spec, preload=False), roots) as pool:
-            replies = pool.map(stripped_requests, on_result=lambda i, r: progress.advance())
+            replies = _map_longest_first(pool, stripped_requests, [len(r["mutants"]) for r in stripped_requests],
+                                         progress)
         stripped_outcomes: dict[str, SessionOutcome] = {}
         jobs = []
         for inst, request, reply in zip(stripped_for, stripped_requests, replies):
@@ -88,11 +107,13 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
             stripped_outcomes[inst.id] = collect_session(reply)
             jobs += fallback_jobs(inst.id, stripped_outcomes[inst.id], by_id, inst.requirement.feature_file,
                                   inst.requirement.run_lines, request["workspace"])
+        timed("stripped_sessions")
         if jobs:
             with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
                 resolve_fallbacks(pool, jobs, packages, progress)
         for inst_id, outcome in stripped_outcomes.items():
-            stripped_kills[inst_id] = outcome.killed
+            stripped_kills[inst_id] = outcome.killed | inferred.get(inst_id, set())
+        timed("stripped_import_time")
 
     updated: dict[str, GoldTest] = {}
     for inst in instances:
@@ -135,10 +156,34 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         # failed after them): their mutants were run whole instead
         "split_stream_discarded": sum(1 for o in outcomes.values() if o.split_stream_discarded),
         "then_stripped_not_passing": stripped_broken,
+        # kills the stripped test shares without running it (the failure came before any Then step
+        # definition ran), and the kills it was run against
+        "then_stripped_inferred": sum(len(v) for v in inferred.values()),
+        "then_stripped_runs": sum(len(r["mutants"]) for r in stripped_requests),
+        "phase_seconds": seconds,
         "generation_seconds": round(generated, 2),
         "execution_seconds": round(time.perf_counter() - started - generated, 2),
     }
     return mutants, updated, summary
+
+
+def _map_longest_first(pool: WorkerPool, requests: list[Any], weights: list[int], progress: Any) -> list[dict[str, Any]]:
+    """``pool.map`` with the heaviest sessions handed out first (replies in request order):
+    the slots then finish together instead of one waiting for a large session taken last."""
+    order = sorted(range(len(requests)), key=lambda i: -weights[i])
+    replies = pool.map([requests[i] for i in order], on_result=lambda i, r: progress.advance())
+    out: list[dict[str, Any]] = [{}] * len(requests)
+    for position, index in enumerate(order):
+        out[index] = replies[position]
+    return out
+
+
+def _killed_before_then(outcome: SessionOutcome, kills: set[str], targets: set[tuple[str, int]]) -> set[str]:
+    """Kills whose failing run executed no Then step definition the stripped test empties:
+    up to the failure the stripped test runs the same code, so it fails the same way. A kill
+    without a reported binding list (a crashed child) is not inferred."""
+    wanted = {f"{file}:{line}" for file, line in targets}
+    return {k for k in kills if k in outcome.bindings and not wanted.intersection(outcome.bindings[k])}
 
 
 def _digest(files: dict[str, str]) -> str:

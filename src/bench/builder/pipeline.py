@@ -81,6 +81,9 @@ class BuildOptions:
     install_deps: bool = False
     force: bool = False
     mutants: bool = True
+    # the assertion-dependent subset: infer kills whose failure came before any Then step
+    # definition ran (False: run the stripped test against every kill; a cross-check)
+    infer_stripped: bool = True
     isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
     name: str | None = None
     cache_dir: Path | None = None
@@ -239,7 +242,8 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
             try:
                 mutants, gold, mutation = run_mutation_stage(
                     spec, roots, source.production, source.python_path, instances, gold,
-                    set(test_side.infrastructure_py), options.timeout, progress)
+                    set(test_side.infrastructure_py), options.timeout, progress,
+                    infer_stripped=options.infer_stripped)
             except WorkerError as exc:
                 raise BuildError(f"the behave worker failed during mutant execution: {exc}") from exc
 

@@ -268,9 +268,13 @@ class Worker:
                           if step_registry.find_match(step) is None})
         _prune_to_selected(parsed, wanted)
         started = time.monotonic()
-        clean = fork_call(lambda: recorder(True).run(runner, feature, lines, parsed), float(req.get("timeout", 120.0)))
-        out: dict[str, Any] = {"clean": clean, "mutants": {}, "unbound": unbound}
         mutants = req.get("mutants") or []
+        # coverage decides which mutants are reached: without mutants the clean run only says
+        # whether the test passes, and runs untraced (a then-stripped test whose every kill the
+        # builder inferred)
+        clean = fork_call(lambda: recorder(bool(mutants)).run(runner, feature, lines, parsed),
+                          float(req.get("timeout", 120.0)))
+        out: dict[str, Any] = {"clean": clean, "mutants": {}, "unbound": unbound}
         if not mutants or not _run_passed(clean, len(lines)):
             return out
         trace = clean.get("trace", {})
@@ -326,7 +330,7 @@ class Worker:
 
         def drive() -> dict[str, Any]:
             split = split_stream.SplitStream(plan, limit, prepare=prepare,
-                                             summarize=lambda result: _summarize_run(result, len(lines)))
+                                             summarize=lambda result: _summarize_run(result, len(lines), bindings=True))
             run_recorder = recorder(False)
             run_recorder.point_hook = split.at
             result = run_recorder.run(runner, feature, lines, parsed)
@@ -399,7 +403,7 @@ class Worker:
                 recorder = RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
                                        trace=False)
                 result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),
-                                                          len(run["lines"])), limit)
+                                                          len(run["lines"]), bindings=True), limit)
             verdicts[run["key"]] = _mutant_verdict(result, len(run["lines"]))
         return {"verdicts": verdicts}
 
@@ -414,7 +418,7 @@ class Worker:
         recorder = RunRecorder(ws_root, features_dir, self.production_dirs, self.hook_files, trace=False,
                                prod_root=self.root)
         return _summarize_run(recorder.run(runner, os.path.join(ws_root, run["feature"]), run["lines"]),
-                              len(run["lines"]))
+                              len(run["lines"]), bindings=True)
 
     def _function_index(self) -> dict[tuple[str, int, str], list[Any]]:
         """Every live production function, by its code identity (scanned once per session)."""
@@ -438,7 +442,7 @@ class Worker:
         if error:
             return {"swap_error": error}
         _stop_at_first_failure(runner)
-        return _summarize_run(recorder(False).run(runner, feature, lines, parsed), len(lines))
+        return _summarize_run(recorder(False).run(runner, feature, lines, parsed), len(lines), bindings=True)
 
     # ------------------------------------------------------------------ loop
     def ops(self) -> dict[str, Any]:
@@ -516,6 +520,7 @@ class RunRecorder:
         # (a project's teardown — py-algorand-sdk's mock servers poll 0.5 s to shut down —
         # cannot turn a failed scenario into a passing run). Never for a traced run.
         self.decided = False
+        self.end_at_decision = True  # False: a decided run still ends through behave (after_all runs)
 
     def _point(self, label: str) -> None:
         if self._cov is not None:
@@ -646,7 +651,7 @@ class RunRecorder:
             recorder._scenario_count += 1
             recorder._point(split_stream.scenario_point(recorder._scenario_count))
             failed = original_scenario_run(scenario, runner_)
-            if not recorder.trace and getattr(runner_.config, "stop", False) \
+            if not recorder.trace and recorder.end_at_decision and getattr(runner_.config, "stop", False) \
                     and scenario.status.name not in ("passed", "skipped", "untested"):
                 recorder.decided = True
                 raise _RunDecided()
@@ -888,12 +893,20 @@ def _run_passed(result: dict[str, Any], expected_units: int) -> bool:
     return len(scenarios) == expected_units and all(s.get("status") == "passed" for s in scenarios)
 
 
-def _summarize_run(result: dict[str, Any], expected_units: int) -> dict[str, Any]:
-    return {"passed": _run_passed(result, expected_units),
-            "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
-            "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
-                                   for s in result.get("steps", [])
-                                   if s.get("status") in ("failed", "error", "undefined")), None)}
+def _summarize_run(result: dict[str, Any], expected_units: int, bindings: bool = False) -> dict[str, Any]:
+    """A verdict run's summary; ``bindings`` (build runs): the step definitions a failing run
+    executed, at any depth, as "file:line" (lets the builder see that a failure came before
+    any Then step definition ran)."""
+    passed = _run_passed(result, expected_units)
+    out = {"passed": passed,
+           "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
+           "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
+                                  for s in result.get("steps", [])
+                                  if s.get("status") in ("failed", "error", "undefined")), None)}
+    if bindings and not passed:
+        out["bindings"] = sorted({f"{s['binding']['file']}:{s['binding']['line']}" for s in result.get("steps", [])
+                                  if isinstance(s.get("binding"), dict)})
+    return out
 
 
 def _install_source_override(path: str, source: str) -> None:
@@ -934,7 +947,10 @@ def _mutant_verdict(result: dict[str, Any], expected_units: int) -> dict[str, An
         return {"verdict": "survived", "elapsed": elapsed}
     if not result.get("steps_ran"):
         return {"verdict": "infra_no_step", "elapsed": elapsed, "detail": result.get("first_failure")}
-    return {"verdict": "killed", "elapsed": elapsed, "detail": result.get("first_failure")}
+    verdict = {"verdict": "killed", "elapsed": elapsed, "detail": result.get("first_failure")}
+    if "bindings" in result:
+        verdict["bindings"] = result["bindings"]
+    return verdict
 
 
 class CodeSwapper:

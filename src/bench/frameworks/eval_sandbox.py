@@ -104,10 +104,14 @@ class EvalSandbox:
         request: TraceRequest = {"op": "trace", "feature": feature, "lines": lines, "timeout": timeout}
         return _validated(_CLAIM, self._served(request, timeout + 30), "trace")
 
-    def runs(self, feature: str, lines: list[int], limit: float, variants: list[Variant]) -> RunsReply:
-        """Verdict runs in the order given, each in its own child from the pristine state."""
+    def runs(self, feature: str, lines: list[int], limit: float, variants: list[Variant],
+             batched: bool = False) -> RunsReply:
+        """Verdict runs in the order given, each in its own child from the pristine state
+        (``batched``: several per child, for reproductions only)."""
         request: RunsRequest = {"op": "runs", "feature": feature, "lines": lines, "limit": limit,
                                 "variants": variants}
+        if batched:
+            request["batched"] = True
         return _validated(_RUNS_REPLY, self._served(request, limit * (len(variants) + 2) + 60), "runs")
 
     def _served(self, request: Mapping[str, Any], timeout: float) -> dict[str, Any]:

@@ -13,6 +13,12 @@ the production packages once (warm), then for every run forks a child that
 4. loads the hooks and step modules (here the prediction first runs), runs the
    selected scenarios and reports a *claim* on the pipe.
 
+A ``batched`` request (the verdict process's reproduction batch only) runs several
+variants per child instead: the first is swapped in before the test loads, each later one
+swapped in after the previous one is swapped back out, behave's model reset in between. The
+test keeps its state across those runs, so such a run only re-observes a kill that a
+pristine child already showed.
+
 The worker itself never loads a step module, so no prediction code ever runs in it:
 between runs it kills stray processes, restores the workspace from its pristine copy and
 empties /tmp, so each run starts from the same state. Verdict runs carry no tracer and
@@ -28,9 +34,11 @@ original stdout; the requests and replies are typed in ``bench.frameworks.messag
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import sys
@@ -230,6 +238,8 @@ class EvalWorker(bw.Worker):
         resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
         parsed = self._parse(req)
         variants = list(req["variants"])
+        if req.get("batched"):
+            return self._batched_runs(req, variants, parsed)
         upcoming = self._prepare(variants[0].get("mutant")) if variants else None
         for index, variant in enumerate(variants):
             for key, value in self.reset().items():
@@ -243,6 +253,76 @@ class EvalWorker(bw.Worker):
         for key, value in self.reset().items():
             resets[key] += value
         return {"runs": out, "resets": resets}
+
+    def _batched_runs(self, req: RunsRequest, variants: list[Any], parsed: Any) -> RunsReply:
+        """Several variants per child: each swapped in, run, and swapped back out.
+
+        The test keeps whatever it learned in earlier runs of the same child, so such a run
+        never stands alone: it re-observes what a pristine child already showed (a
+        reproduction). A run that times out or takes its child down ends that child; the
+        next variant starts a new one from a reset workspace."""
+        out: dict[str, Any] = {}
+        resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
+        prepared = [self._prepare(v.get("mutant")) for v in variants]
+        limit = float(req["limit"])
+        first = 0
+        while first < len(variants):
+            for key, value in self.reset().items():
+                resets[key] += value
+            started, pid, read_fd = self._spawn(functools.partial(self._batch_child, req, prepared[first:], parsed))
+            claims = _collect_batch(pid, read_fd, started, limit, len(variants) - first)
+            for offset, claim in enumerate(claims):
+                out[variants[first + offset]["token"]] = claim
+            first += len(claims)
+        for key, value in self.reset().items():
+            resets[key] += value
+        return {"runs": out, "resets": resets}
+
+    def _batch_child(self, req: dict[str, Any], prepared: list[Any], parsed: Any,
+                     channel: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """In the forked child: the variants in turn, one ``run`` record each."""
+        from behave.model_core import FileLocation
+        from behave.runner_util import parse_features
+
+        screen = _install_screens(self, channel)
+        feature = os.path.join(self.root, req["feature"])
+        lines = [int(x) for x in req["lines"]]
+        runner, load_error, loaded = None, None, False
+        for number, swaps in enumerate(prepared):
+            if isinstance(swaps, str):
+                channel({"k": "run", "n": number, "swap_error": swaps})
+                continue
+            originals = [(func, func.__code__) for func, _ in swaps or []]
+            if swaps:
+                bw.apply_swaps(swaps)
+            if not loaded:  # the first variant is in before any prediction code exists
+                runner, load_error = self._load_test()
+                loaded = True
+                if runner is not None and not load_error:
+                    bw._stop_at_first_failure(runner)
+            if load_error or runner is None:
+                screen.finish()
+                channel({"k": "run", "n": number, "exit": "ok", "load_error": load_error or "no runner"})
+            else:
+                # behave keeps a run's statuses in the model: back to new-born before each
+                # later run (reparsing costs more than a run here, with the audit hook on)
+                if parsed is None:
+                    parsed = parse_features([FileLocation(feature, line) for line in lines])
+                    bw._prune_to_selected(parsed, set(lines))
+                elif number:
+                    for parsed_feature in parsed:
+                        parsed_feature.reset()
+                recorder = bw.RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
+                                          trace=False, prod_root=self.root)
+                recorder.end_at_decision = False  # after_all runs: the next run starts from its teardown
+                result = recorder.run(runner, feature, lines, parsed)
+                for name in recorder.runner_patched:
+                    channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
+                             "evidence": f"{name} replaced during the run"})
+                screen.finish()
+                channel({"k": "run", "n": number, **bw._summarize_run(result, len(lines))})
+            bw.apply_swaps(originals)
+        return {"batch": len(prepared)}
 
     def _prepare(self, mutant: dict[str, Any] | None) -> list[tuple[Any, Any]] | str | None:
         """The variant's swaps, compiled once per distinct variant (a reproduction batch and
@@ -439,12 +519,8 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> RunClaim
     for line in raw.split(b"\n"):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            garbled += 1
-            continue
-        if not isinstance(record, dict):
+        record = _channel_record(line)
+        if record is None:
             garbled += 1
         elif record.get("k") == "finding":
             findings.append(record)
@@ -465,6 +541,85 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> RunClaim
         out["exit"] = "crashed"
         out["error"] = errors[0] if errors else forking.describe_wait_status(status)
     return out
+
+
+def _channel_record(line: bytes) -> dict[str, Any] | None:
+    """One line of a run's channel as a JSON object; None when it is not one (garbled)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: int) -> list[RunClaim]:
+    """The claims of a batch child's runs, in order, as its ``run`` records arrive: each run
+    has ``limit`` seconds from the end of the one before. A run that overruns, or a child
+    that ends before reporting one, ends the batch there (that run's claim says why)."""
+    claims: list[RunClaim] = []
+    buffer = b""
+    findings: list[dict[str, Any]] = []
+    garbled = 0
+    size = 0
+    run_started = started
+    ended = timed_out = False
+    errors: list[str] = []
+    oversized = False
+    while len(claims) < count and not ended:
+        remaining = run_started + limit - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([read_fd], [], [], min(remaining, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            ended = True
+        buffer += chunk
+        size += len(chunk)  # since the last run record: a run that floods its channel ends the batch
+        if size > MAX_CLAIM_BYTES:
+            ended = oversized = True
+        *complete, buffer = buffer.split(b"\n")
+        for line in complete:
+            if not line.strip():
+                continue
+            record = _channel_record(line)
+            if record is None:
+                garbled += 1
+            elif record.get("k") == "finding":
+                findings.append(record)
+            elif record.get("k") == "run" and record.get("n") == len(claims) and len(claims) < count:
+                now = time.monotonic()
+                result = {k: v for k, v in record.items() if k not in ("k", "n")}
+                claims.append({"elapsed": round(now - run_started, 4), "findings": findings, "garbled": garbled,
+                               "results": 1, "oversized": False, "exit": "ok", "result": result})
+                findings, garbled, run_started, size = [], 0, now, len(buffer)
+            elif record.get("k") == "error":
+                errors.append(str(record.get("error", ""))[:2000])
+            elif record.get("k") != "result":  # the child's closing record
+                garbled += 1
+    os.close(read_fd)
+    kill_group(pid)
+    if len(claims) < count:  # the run in progress ended the batch
+        status = 0
+        if not timed_out:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = 0
+        else:
+            forking.defer_reap(pid)
+        claim: RunClaim = {"elapsed": round(time.monotonic() - run_started, 4), "findings": findings,
+                           "garbled": garbled, "results": 0, "oversized": oversized,
+                           "exit": "timeout" if timed_out else "crashed"}
+        if not timed_out:
+            claim["error"] = errors[0] if errors else forking.describe_wait_status(status)
+        claims.append(claim)
+    else:
+        forking.defer_reap(pid)
+    forking.reap_finished()
+    return claims
 
 
 def _kill_strays() -> int:

@@ -93,6 +93,9 @@ class RunsRequest(TypedDict):
     lines: list[int]
     limit: float  # seconds per run
     variants: list[Variant]
+    # several variants per forked child, each swapped in and back out in turn: only for runs
+    # that re-observe what a pristine child (one variant, forked from the worker) already showed
+    batched: NotRequired[bool]
 
 
 class RunClaim(TypedDict):

@@ -59,6 +59,8 @@ class SessionOutcome:
     details: dict[str, str] = field(default_factory=dict)
     fallbacks: int = 0
     split_stream_discarded: str | None = None  # why the shared-prefix forks were thrown away, if they were
+    # kills only: the step definitions ("file:line") the failing run executed (None: not reported)
+    bindings: dict[str, list[str]] = field(default_factory=dict)
 
     def ids(self, verdict: str) -> list[str]:
         return sorted(k for k, v in self.verdicts.items() if v == verdict)
@@ -91,6 +93,8 @@ def collect_session(reply: dict[str, Any]) -> SessionOutcome:
         outcome.verdicts[mutant_id] = "survived" if verdict == "unreached" else verdict
         if record.get("detail"):
             outcome.details[mutant_id] = str(record["detail"])[:300]
+        if verdict == "killed" and isinstance(record.get("bindings"), list):
+            outcome.bindings[mutant_id] = [str(b) for b in record["bindings"]]
     return outcome
 
 
@@ -134,3 +138,5 @@ def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], p
             verdict = record["verdict"]
             job.outcome.verdicts[job.mutant.id] = "killed" if verdict == "fallback" else verdict
             job.outcome.fallbacks += 1
+            if verdict == "killed" and isinstance(record.get("bindings"), list):
+                job.outcome.bindings[job.mutant.id] = [str(b) for b in record["bindings"]]
