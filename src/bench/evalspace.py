@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from bench.model import Mutant
+from bench.mutation.positions import PositionMap
 
 _NEVER = {"__pycache__", ".git", ".hg", ".svn", ".coverage", ".tox", ".nox", ".pytest_cache", ".mypy_cache"}
 
@@ -32,6 +35,30 @@ class ProjectBase:
     production: list[str]
     infrastructure_py: frozenset[str]
     framework: str = "behave"  # registry name: which evaluation worker the sandboxes start
+    # the behaviour-preserving rewrite of production this base holds (bench.mutation.diversify):
+    # where it moved each file's text, and the shipped tree it was made from
+    positions: dict[str, PositionMap] = field(default_factory=dict)
+    shipped: Path | None = None
+    _equivalents: dict[str, list[Mutant]] = field(default_factory=dict, compare=False, repr=False)
+
+    def shifted(self, mutant: Mutant) -> Mutant:
+        """``mutant`` (recorded against the shipped source) placed on this base's production."""
+        positions = self.positions.get(mutant.file)
+        return positions.shift(mutant) if positions is not None else mutant
+
+    def equivalents(self, rel: str) -> list[Mutant]:
+        """The equivalent variants of production file ``rel``, in the shipped file's coordinates
+        (computed on first need, once per base)."""
+        if rel not in self._equivalents:
+            from bench.mutation.equivalents import equivalent_variants
+
+            source = (self.shipped or self.root) / rel
+            try:
+                text = source.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            self._equivalents[rel] = equivalent_variants(rel, text) if rel.endswith(".py") else []
+        return self._equivalents[rel]
 
 
 @dataclass(frozen=True)
@@ -47,8 +74,12 @@ class InstanceSpace:
 
 
 def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[str], production: list[str],
-               infrastructure_py: frozenset[str], gold_files: set[str], framework: str = "behave") -> ProjectBase:
-    """Copy ``snapshot`` to ``dest`` without any ground-truth or other test-side code."""
+               infrastructure_py: frozenset[str], gold_files: set[str], framework: str = "behave",
+               diversify_seed: int | None = None) -> ProjectBase:
+    """Copy ``snapshot`` to ``dest`` without any ground-truth or other test-side code; with a
+    ``diversify_seed``, production's Python files in a behaviour-preserving rewrite of their own
+    (``bench.mutation.diversify``): a test comparing code with the shipped source finds it changed
+    on every clean run."""
     features = PurePosixPath(features_dir)
 
     def keep(rel: PurePosixPath, is_dir: bool) -> bool:
@@ -72,8 +103,36 @@ def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[
     shutil.copytree(snapshot, dest, symlinks=True, ignore=ignore)
     # behave refuses to start without a steps directory (ConfigError)
     (dest / features_dir / "steps").mkdir(parents=True, exist_ok=True)
+    positions = _diversify_production(dest, production, diversify_seed) if diversify_seed is not None else {}
     _compile_production(dest, production)
-    return ProjectBase(dest, features_dir, list(python_path), list(production), infrastructure_py, framework)
+    return ProjectBase(dest, features_dir, list(python_path), list(production), infrastructure_py, framework,
+                       positions=positions, shipped=snapshot)
+
+
+def _diversify_production(root: Path, production: list[str], seed: int) -> dict[str, PositionMap]:
+    """Rewrite every production ``.py`` file in place; each file's own seed derives from ``seed``."""
+    import hashlib
+
+    from bench.mutation.diversify import diversify_python
+
+    positions: dict[str, PositionMap] = {}
+    for scope in production:
+        base = root / scope
+        paths = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for path in paths:
+            if path.suffix != ".py" or path.is_symlink() or not path.is_file():
+                continue
+            rel = path.relative_to(root).as_posix()
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            file_seed = int.from_bytes(hashlib.sha256(f"{seed}\0{rel}".encode()).digest()[:8], "big")
+            rewritten = diversify_python(text, file_seed)
+            if rewritten.text != text:
+                path.write_text(rewritten.text, encoding="utf-8")
+                positions[rel] = rewritten.positions
+    return positions
 
 
 def _compile_production(root: Path, production: list[str]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import tempfile
 import threading
 import time
@@ -54,6 +55,9 @@ class EvaluateOptions:
     isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
     replays: int = 5  # fresh-process replays confirming each KillComplete claim (0: none)
     seed: int | None = None  # run order of verdict runs; None: fresh randomness per evaluation
+    # production in a behaviour-preserving rewrite of its own per evaluation (bench.mutation.diversify),
+    # and equivalent variants where null runs were: change detectors fail their own clean runs
+    diversify: bool = True
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -322,6 +326,7 @@ class ProjectJudging:
         files, admitted by the submission check."""
         self.project = dataset.project(project_name)
         self.dataset, self.tmp, self.gold_files = dataset, tmp, gold_files
+        self.options = options
         self.own = get_framework(self.project.framework).evaluation(dataset.root, self.project, gold, options)
         self.traced = bool(getattr(self.own, "traces", False)) if self.own is not None else True
         self.verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants,
@@ -371,12 +376,18 @@ class ProjectJudging:
         with self._base_lock:  # judged from several threads; built once
             return self._build_base()
 
+    def _diversify_seed(self) -> int | None:
+        """A fresh seed per evaluation session (a fixed one derived from ``seed`` when given)."""
+        if not self.options.diversify:
+            return None
+        return secrets.randbits(63) if self.options.seed is None else self.options.seed * 7919 + 17
+
     def _build_base(self) -> Any:
         if self._base is None:
             project = self.project
             self._base = build_base(self.snapshot, self.tmp / f"base-{_safe(project.name)}", project.features_dir,
                                     project.python_path, project.production, self.area.infrastructure_py,
-                                    self.gold_files, project.framework)
+                                    self.gold_files, project.framework, diversify_seed=self._diversify_seed())
         return self._base
 
 

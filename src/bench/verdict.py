@@ -2,13 +2,18 @@
 
 This code never runs prediction code. It holds what is worth stealing — the ground
 truth's kills — and never sends it anywhere: a sandbox gets the instance's whole mutant
-pool (kills and survivors alike, shuffled, under one-time tokens) plus null variants
-(the same swap machinery, identical code), so the process that runs the test cannot tell
-which runs matter or whether a run is a mutant at all without inspecting code, which the
-screens flag. What comes back is a *claim*; it counts only when
+pool (kills and survivors alike, shuffled, under one-time tokens) plus *equivalent variants*
+(``bench.mutation.equivalents``: real mutation sites rewritten without a change of behaviour,
+swapped in by the same machinery), and production itself is a behaviour-preserving rewrite new
+to each session (``bench.mutation.diversify``). So the process that runs the test cannot tell
+which runs matter, or a mutant from an equivalent variant, without judging behaviour: a test
+that compares code, text or hashes with the shipped source fails its own clean runs, and one
+that reacts to any change of code fails the equivalent variants — ``tampering`` when that
+failure shows again in a fresh child while unchanged production passes, never a kill. What
+comes back is a *claim*; it counts only when
 
-- every clean run agrees: the traced run, the null variants spread through each batch
-  (at least one early and one late), and a fresh-process clean replay all pass;
+- every clean run agrees: the traced run, the equivalent variants spread through each batch
+  (at least one early and one late), and a fresh-process equivalent replay all pass;
 - every claimed ground-truth kill reproduces in a second, reshuffled batch. The first
   batch runs each variant in a pristine child (forked from a worker no prediction code
   ever ran in); the second re-observes those kills several per child, each swapped in and
@@ -47,6 +52,7 @@ from bench.guard.static_scan import scan_prediction
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
 
 DETECTED = ("killed", "timeout", "infra_no_step", "crashed")
+EQUIVALENT_PREFIX = "eq-"  # ids of bench.mutation.equivalents' variants
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,9 @@ def judge(inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict
         return Judgement(Outcome.tampering, _finding_text(findings[0].model_dump()),
                          evidence=[_finding_text(f.model_dump()) for f in findings][:20])
     rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
-    session = _Session(inst, prediction, gold, manifest, base, work_dir, options, rng)
+    # the pool's mutants placed on this base's (rewritten) production
+    placed = {m: base.shifted(manifest[m]) for m in gold.pool if m in manifest}
+    session = _Session(inst, prediction, gold, placed, base, work_dir, options, rng)
     try:
         return session.run()
     except _Tampering as exc:
@@ -145,6 +153,7 @@ class _Session:
         self.trace_result: dict[str, Any] = {}
         self.confirmation: dict[str, Any] = {}
         self.fresh_runs = 0
+        self.covered: dict[str, set[int]] = {}
 
     # --------------------------------------------------------------- sandboxes
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
@@ -201,6 +210,7 @@ class _Session:
         limit = max(2.0, 10.0 * float(claim.get("elapsed", 0.1)))
         pool = [self.manifest[m] for m in self.gold.pool if m in self.manifest] if self.options.mutants else []
         covered = {f: set(v) for f, v in self.trace_result.get("coverage", {}).items()}
+        self.covered = covered
         reached = [m for m in pool if covered.get(m.file, set()).intersection(m.lines)]
         assert self.warm is not None
         import_lines = {f: set(v) for f, v in (self.warm.init_reply.get("import_lines") or {}).items()}
@@ -286,6 +296,7 @@ class _Session:
         out: dict[str, str] = {}
         fallbacks: list[Mutant] = []
         clean_failures = []
+        failed_equivalents: list[Mutant] = []
         for token, mutant in variants:
             claim = runs.get(token)
             if not isinstance(claim, dict):
@@ -293,8 +304,13 @@ class _Session:
             self._screen(claim, name)
             verdict = claim_verdict(claim)
             if token in null_tokens:
-                if verdict != "survived":
-                    clean_failures.append(f"{name}: clean run failed ({verdict}: {_claim_detail(claim)})")
+                if verdict == "fallback":  # the variant could not be swapped in: no run, no evidence
+                    self.confirmation["equivalent_fallbacks"] = self.confirmation.get("equivalent_fallbacks", 0) + 1
+                elif verdict != "survived":
+                    clean_failures.append(f"{name}: an equivalent variant (behaviour unchanged) failed "
+                                          f"({verdict}: {_claim_detail(claim)})")
+                    if mutant is not None and verdict != "fallback":
+                        failed_equivalents.append(mutant)
             elif verdict == "fallback":
                 assert mutant is not None
                 fallbacks.append(mutant)
@@ -306,8 +322,34 @@ class _Session:
         for key, value in resets.items():
             totals[key] = totals.get(key, 0) + int(value)
         if clean_failures:
+            if execute == self._warm_runs and failed_equivalents:
+                self._decide_equivalent_failures(failed_equivalents, limit, name)
             raise _Unstable(clean_failures)
         return out, fallbacks
+
+    def _decide_equivalent_failures(self, failed: list[Mutant], limit: float, name: str) -> None:
+        """A test failed a variant whose behaviour is the original's. Seen again in fresh pristine
+        children while unchanged production passes twice, the failure comes from the test telling
+        code apart, not behaviour: tampering. Anything else is a flaky test (unstable)."""
+        plan: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m in failed[:3]]
+        plan += [(secrets.token_hex(8), None), (secrets.token_hex(8), None)]
+        self.rng.shuffle(plan)
+        runs, _ = self._warm_runs(plan, limit)
+        again, clean_ok = [], True
+        for token, mutant in plan:
+            claim = runs.get(token)
+            if not isinstance(claim, dict):
+                raise WorkerLost(f"no claim for a confirmation run of {name}")
+            self._screen(claim, name)
+            verdict = claim_verdict(claim)
+            if mutant is None:
+                clean_ok = clean_ok and verdict == "survived"
+            elif verdict in DETECTED:
+                again.append(mutant)
+        if again and clean_ok:
+            raise _Tampering([f"{name}: the test failed a behaviour-preserving variant of production "
+                              f"({m.file}:{m.line}, {m.operator}) again in a fresh run while unchanged production "
+                              f"passed: it tells code apart, not behaviour" for m in again])
 
     def _warm_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
         assert self.warm is not None
@@ -336,8 +378,8 @@ class _Session:
 
     def _cold_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
         """One run per variant; before each, this process writes the variant's file into
-        the workspace's production (read-only inside the sandbox) — a null rewrites it
-        unchanged — and restores it after."""
+        the workspace's production (read-only inside the sandbox) — an equivalent variant
+        exactly like a mutant — and restores it after."""
         assert self.cold is not None
         runs: dict[str, Any] = {}
         resets: dict[str, int] = {}
@@ -346,9 +388,7 @@ class _Session:
             target = production / mutant.file if mutant is not None else None
             original = target.read_text(encoding="utf-8") if target is not None else ""
             if target is not None and mutant is not None:
-                text = original if mutant.replacement == mutant.original and mutant.id == "null" \
-                    else get_framework(self.base.framework).language.apply_mutant(original, mutant)
-                _write_atomic(target, text)
+                _write_atomic(target, get_framework(self.base.framework).language.apply_mutant(original, mutant))
             try:
                 self.fresh_runs += 1
                 reply = self.cold.runs(self.feature, self.lines, limit, [{"token": token, "mutant": None}])
@@ -361,11 +401,20 @@ class _Session:
         return runs, resets
 
     def _null(self, mutants: list[Mutant]) -> Mutant | None:
-        """A variant that swaps in code identical to the original (through the same steps)."""
+        """An equivalent variant (same behaviour, changed code, swapped in by the same steps),
+        preferably in a function the batch's mutants are in and on a line the test covered;
+        None (no swap: unchanged production) where no file of the batch has one."""
         if not mutants:
             return None
-        source = self.rng.choice(mutants)
-        return source.model_copy(update={"id": "null", "replacement": source.original})
+        files = sorted({m.file for m in mutants})
+        functions = {(m.file, m.function) for m in mutants}
+        candidates = [e for f in files for e in self.base.equivalents(f)]
+        if not candidates:
+            return None
+        covered = [e for e in candidates if self.covered.get(e.file, set()).intersection(e.lines)]
+        near = [e for e in covered if (e.file, e.function) in functions]
+        chosen = self.rng.choice(near or covered or candidates)
+        return self.base.shifted(chosen)
 
     def _replay(self, kills: list[str], limit: float) -> None:
         """Confirm a KillComplete claim: a random sample of its kills and one clean run,
@@ -383,9 +432,9 @@ class _Session:
                 raise WorkerLost("no claim for a replay")
             self._screen(claim, "replay")
             verdict = claim_verdict(claim)
-            if mutant is None or mutant.id == "null":
+            if mutant is None or mutant.id.startswith(EQUIVALENT_PREFIX):
                 if verdict != "survived":
-                    disagreements.append(f"clean replay failed ({verdict}: {_claim_detail(claim)}) "
+                    disagreements.append(f"replay of an equivalent variant failed ({verdict}: {_claim_detail(claim)}) "
                                          f"while the warm runs passed")
             elif verdict not in DETECTED:
                 disagreements.append(f"replay of mutant {mutant.id} with the mutant on disk: {verdict}, "

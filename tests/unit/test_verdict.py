@@ -14,7 +14,7 @@ from bench.verdict import _Session, _Unstable, _wire, claim_verdict, ladder
 
 def _mutant(i: int, replacement: str = "x - 1") -> Mutant:
     return Mutant(id=f"m{i}", file="src/pkg/core.py", line=10 + i, col=4, end_line=10 + i, end_col=9,
-                  operator="arithmetic", original="x + 1", replacement=replacement, function="f",
+                  operator="arithmetic", original=EQUIVALENT, replacement=replacement, function="f",
                   function_line=9, lines=[10 + i], scope=(9, 20), function_end=20)
 
 
@@ -68,8 +68,23 @@ class _FakeWarm:
                                       else policy(v["mutant"])) for v in variants}, "resets": {}}
 
 
+EQUIVALENT = "1 + x"  # the replacement of the fake base's one equivalent variant
+
+
+class _FakeBase:
+    """A base whose production has one equivalent variant per file (no rewrite)."""
+
+    def equivalents(self, rel: str) -> list[Mutant]:
+        return [_mutant(99, replacement=EQUIVALENT).model_copy(update={"id": "eq-1", "file": rel})]
+
+    def shifted(self, mutant: Mutant) -> Mutant:
+        return mutant
+
+
 def _session(warm: _FakeWarm, seed: int = 3) -> _Session:
     session = _Session.__new__(_Session)
+    session.base = _FakeBase()  # type: ignore[assignment]
+    session.covered = {}
     session.warm = warm  # type: ignore[assignment]
     session.rng = random.Random(seed)
     session.feature, session.lines = "features/a.feature", [3]
@@ -80,11 +95,11 @@ def _session(warm: _FakeWarm, seed: int = 3) -> _Session:
 def test_batches_hide_nulls_among_mutants_early_and_late() -> None:
     mutants = [_mutant(i) for i in range(40)]
     for seed in range(20):
-        warm = _FakeWarm(lambda m: _claim(m is None or m["replacement"] == "x + 1"))
+        warm = _FakeWarm(lambda m: _claim(m is None or m["replacement"] == EQUIVALENT))
         session = _session(warm, seed)
         verdicts, fallbacks = session._batch(session._warm_runs, mutants, 2.0, "batch")
         variants = warm.requests[0]["variants"]
-        nulls = [i for i, v in enumerate(variants) if v["mutant"]["replacement"] == "x + 1"]
+        nulls = [i for i, v in enumerate(variants) if v["mutant"]["replacement"] == EQUIVALENT]
         assert len(nulls) == 2 + 40 // 20
         assert min(nulls) < len(variants) / 2 and max(nulls) >= len(variants) / 2 - 1
         assert len({v["token"] for v in variants}) == len(variants)  # one-time tokens
@@ -102,7 +117,7 @@ def test_a_failing_clean_run_makes_the_claim_unstable() -> None:
         return _claim(counter["n"] < 5)
 
     session = _session(_FakeWarm(policy))
-    with pytest.raises(_Unstable, match="clean run failed"):
+    with pytest.raises(_Unstable, match="equivalent variant"):
         session._batch(session._warm_runs, [_mutant(i) for i in range(20)], 2.0, "batch 1")
 
 
@@ -139,7 +154,7 @@ def test_reproductions_share_children_and_what_hides_there_runs_pristine() -> No
 
     @_batch_aware
     def policy(mutant: dict[str, Any] | None, batched: bool) -> dict[str, Any]:
-        if mutant is None or mutant["replacement"] == "x + 1":
+        if mutant is None or mutant["replacement"] == EQUIVALENT:
             return _claim(True)
         return _claim(batched and mutant["replacement"] in hidden)
 
@@ -152,7 +167,7 @@ def test_reproductions_share_children_and_what_hides_there_runs_pristine() -> No
     session._reproduce(set(mutants), first, 2.0)
     assert [r["batched"] for r in warm.requests] == [True, False]
     retried = [v["mutant"]["replacement"] for v in warm.requests[1]["variants"]]
-    assert sorted(r for r in retried if r != "x + 1") == sorted(hidden)
+    assert sorted(r for r in retried if r != EQUIVALENT) == sorted(hidden)
     assert session.confirmation["reproduced_pristine"] == 2
 
 
@@ -161,7 +176,7 @@ def test_a_null_failing_in_a_shared_child_sends_every_reproduction_pristine() ->
 
     @_batch_aware
     def policy(mutant: dict[str, Any] | None, batched: bool) -> dict[str, Any]:
-        is_null = mutant is None or mutant["replacement"] == "x + 1"
+        is_null = mutant is None or mutant["replacement"] == EQUIVALENT
         return _claim(is_null and not batched)  # in a shared child every run fails, nulls too
 
     warm = _FakeWarm(policy)
@@ -178,3 +193,26 @@ def test_a_kill_that_shows_in_no_second_run_is_unstable() -> None:
     session.manifest = mutants
     with pytest.raises(_Unstable, match="did not reproduce"):
         session._reproduce({"m1"}, {"m1": "killed"}, 2.0)
+
+
+def test_a_test_that_fails_equivalent_variants_again_while_production_passes_is_tampering() -> None:
+    from bench.verdict import _Tampering
+
+    # a change detector: fails whatever swaps code in, equivalent variants included
+    session = _session(_FakeWarm(lambda m: _claim(m is None)))
+    with pytest.raises(_Tampering, match="behaviour-preserving variant"):
+        session._batch(session._warm_runs, [_mutant(i) for i in range(6)], 2.0, "batch 1")
+
+
+def test_an_equivalent_variant_failing_once_is_unstable_not_tampering() -> None:
+    seen = {"equivalent": 0}
+
+    def policy(mutant: dict[str, Any] | None) -> dict[str, Any]:
+        if mutant is not None and mutant["replacement"] == EQUIVALENT:
+            seen["equivalent"] += 1
+            return _claim(seen["equivalent"] > 1)  # a flaky test: only its first such run fails
+        return _claim(mutant is None)
+
+    session = _session(_FakeWarm(policy))
+    with pytest.raises(_Unstable, match="equivalent variant"):
+        session._batch(session._warm_runs, [_mutant(i) for i in range(6)], 2.0, "batch 1")
