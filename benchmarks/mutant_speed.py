@@ -4,8 +4,9 @@ For each sampled instance of a dataset, the ground-truth test's pool (mutants on
 covers) is run three ways, all measured in this run:
 
 - **hardened evaluator** (what ``req2test evaluate`` does, every safeguard on): the static
-  scan, a sandbox per instance holding only its pristine workspace, a traced run, the
-  pool shuffled with null variants, every ground-truth kill reproduced in a second
+  scan, a sandbox per instance holding only its pristine workspace, production in a
+  behaviour-preserving rewrite of its own (``--no-diversify`` shows it as shipped), a traced
+  run, the pool shuffled with equivalent variants, every ground-truth kill reproduced in a second
   batch, import-time mutants in fresh sandbox processes, and the KillComplete claim
   confirmed by fresh-process replays (≥ 5 kills + 1 clean run);
 - **build executor** (trusted ground-truth tests only: split-stream forks, no sandbox
@@ -58,6 +59,8 @@ def main() -> None:
                         help="per instance, for the build executor and the reference (0: the whole pool)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--no-build-executor", action="store_true")
+    parser.add_argument("--no-diversify", action="store_true",
+                        help="judge on production as shipped (the rewrite off; equivalent variants stay)")
     args = parser.parse_args()
 
     dataset = load_dataset(args.dataset)
@@ -83,7 +86,8 @@ def main() -> None:
         gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
         start = time.perf_counter()
         base = build_base(snapshot, Path(tmp) / "base", project.features_dir, project.python_path,
-                          project.production, area.infrastructure_py, gold_files)
+                          project.production, area.infrastructure_py, gold_files,
+                          diversify_seed=None if args.no_diversify else args.seed)
         hardened: dict[str, dict[str, str]] = {}
         per_prediction: list[float] = []  # seconds to judge one kill-complete oracle prediction
         runs = {"fresh": 0, "clean": 0, "kills": 0}

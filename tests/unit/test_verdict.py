@@ -204,15 +204,25 @@ def test_a_test_that_fails_equivalent_variants_again_while_production_passes_is_
         session._batch(session._warm_runs, [_mutant(i) for i in range(6)], 2.0, "batch 1")
 
 
-def test_an_equivalent_variant_failing_once_is_unstable_not_tampering() -> None:
+def test_a_clean_run_failing_once_is_run_again_before_concluding() -> None:
+    # a busy machine: the first equivalent-variant run times out, nothing else fails
     seen = {"equivalent": 0}
 
     def policy(mutant: dict[str, Any] | None) -> dict[str, Any]:
         if mutant is not None and mutant["replacement"] == EQUIVALENT:
             seen["equivalent"] += 1
-            return _claim(seen["equivalent"] > 1)  # a flaky test: only its first such run fails
-        return _claim(mutant is None)
+            if seen["equivalent"] == 1:
+                return {"exit": "timeout", "elapsed": 2.1, "findings": [], "garbled": 0, "results": 0}
+        return _claim(mutant is None or mutant["replacement"] == EQUIVALENT)
 
     session = _session(_FakeWarm(policy))
+    verdicts, _ = session._batch(session._warm_runs, [_mutant(i) for i in range(6)], 2.0, "batch 1")
+    assert set(verdicts.values()) == {"killed"} and session.confirmation["clean_reruns"] == 1
+    assert session.warm.requests[-1]["limit"] == 8.0  # the re-run's budget is four times as large
+
+
+def test_a_test_whose_clean_runs_fail_too_is_unstable_not_tampering() -> None:
+    # fails equivalent variants and unchanged production alike (a flaky or broken test)
+    session = _session(_FakeWarm(lambda m: _claim(False)))
     with pytest.raises(_Unstable, match="equivalent variant"):
         session._batch(session._warm_runs, [_mutant(i) for i in range(6)], 2.0, "batch 1")
