@@ -12,6 +12,7 @@ as root and every root-owned file bound in (``/etc/shadow``) would be readable.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import site
 import sys
@@ -46,15 +47,55 @@ def resolve_mode(mode: IsolationMode) -> Literal["bwrap", "none"]:
     return "none"
 
 
+def bench_package() -> Path:
+    """The ``bench`` package directory this process runs (``PYTHONPATH`` of a worker is its parent)."""
+    return Path(__file__).resolve().parent
+
+
 def python_dirs() -> list[Path]:
-    """Everything the interpreter, its installed packages and our worker module need, read-only."""
-    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent,
-            Path(__file__).resolve().parents[1]}  # the directory holding the bench package
+    """Everything the interpreter, its installed packages and our worker module need, read-only.
+
+    Of our own code only the ``bench`` package itself, never the directory holding it: in a
+    source layout that is ``src/``, which also holds ``harness`` and its package data — the
+    bundled example's own step files, the ground truth of its instances. Where that directory
+    is bound anyway (a wheel in site-packages), ``masked_dirs`` hides the rest of ours."""
+    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent, bench_package()}
     for entry in [*site.getsitepackages(), site.getusersitepackages()]:
         if entry and Path(entry).is_dir():
             dirs.add(Path(entry))
     # never a whole system root: that would defeat the point (e.g. /tmp of the host)
     return [d for d in _outermost(dirs) if str(d) not in ("/", "/tmp", "/root", "/home", "/var", "/run")]
+
+
+# top-level directories of the req2test distribution besides bench (a sandbox needs none)
+OWN_PACKAGES = ("harness",)
+
+
+def masked_dirs(bound: list[Path] | None = None) -> list[Path]:
+    """Directories of our own distribution next to ``bench`` that a bound directory exposes
+    (``bound``: ``python_dirs()``): empty in a source layout, where only ``bench`` is bound;
+    ``site-packages/harness`` (package data: the bundled examples) for a wheel. A sandbox mounts
+    an empty read-only tmpfs over each."""
+    holder = bench_package().parent
+    bound = python_dirs() if bound is None else bound
+    if not any(holder == d or d in holder.parents for d in bound):
+        return []
+    names = set(OWN_PACKAGES) | _distribution_packages(holder)
+    return [holder / n for n in sorted(names - {"bench"}) if (holder / n).is_dir()]
+
+
+@functools.lru_cache(maxsize=None)
+def _distribution_packages(holder: Path) -> frozenset[str]:
+    """Top-level directories the distribution that installed ``holder/bench`` put in ``holder``
+    (from its RECORD; its ``.dist-info`` is metadata and stays)."""
+    from importlib import metadata
+
+    for dist in metadata.distributions(path=[str(holder)]):
+        files = dist.files or []
+        tops = {f.parts[0] for f in files if len(f.parts) > 1 and f.parts[0] not in ("..", "__pycache__")}
+        if "bench" in tops:
+            return frozenset(t for t in tops if not t.endswith((".dist-info", ".egg-info", ".data")))
+    return frozenset()
 
 
 def _outermost(paths: set[Path]) -> list[Path]:
@@ -80,8 +121,11 @@ def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Pa
         args += ["--ro-bind-try", directory, directory]
     args += bwrap_etc_args()
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-    for directory in python_dirs():
+    bound = python_dirs()
+    for directory in bound:
         args += ["--ro-bind", str(directory), str(directory)]
+    for directory in masked_dirs(bound):
+        args += ["--tmpfs", str(directory), "--remount-ro", str(directory)]
     for directory in _outermost(set(writable)):
         args += ["--bind", str(directory), str(directory)]
     for directory in readonly:

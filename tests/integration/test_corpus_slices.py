@@ -22,6 +22,7 @@ from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 from bench.project import default_cache_dir, fetch_sdist
 from tests.integration.corpus_checks import assemble_py_algorand_sdk, assert_generic_attacks_defeated
+from tests.integration.readable_files import assert_nothing_to_steal
 
 pytestmark = pytest.mark.slow
 
@@ -107,6 +108,8 @@ def test_python_docx_slice_calibration_and_generic_attacks(docx_slice: Path, tmp
     assert stripped["kill_complete_at_1"]["value"] < 1.0
     # the attacks an agent needs no instance knowledge for: none may score KillComplete
     assert_generic_attacks_defeated(docx_slice, tmp_path, 1)
+    # nothing to steal: no file readable inside an evaluation sandbox is a ground-truth file
+    assert_nothing_to_steal(docx_slice, tmp_path / "readable")
 
 
 def test_py_algorand_sdk_slice_builds_and_calibrates(algorand_slice: Path, tmp_path: Path) -> None:
@@ -123,6 +126,8 @@ def test_py_algorand_sdk_slice_builds_and_calibrates(algorand_slice: Path, tmp_p
     assert summaries["oracle"]["pass_at_1"]["value"] == 1.0
     assert summaries["oracle"]["kill_complete_at_1"]["value"] == 1.0, json.dumps(summaries["oracle"]["outcomes"])
     assert summaries["empty"]["kill_complete_at_1"]["value"] == 0.0
+    # nothing to steal: no file readable inside an evaluation sandbox is a ground-truth file
+    assert_nothing_to_steal(algorand_slice, tmp_path / "readable")
 
 
 @pytest.mark.parametrize("corpus", ["docx", "algorand"])

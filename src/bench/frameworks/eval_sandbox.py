@@ -64,22 +64,34 @@ class EvalSandbox:
     _buffer: bytes = b""
     _cgroup: Any = None
 
+    def scratch(self) -> list[str]:
+        # without a sandbox the scratch dir is the instance's own, never the host's /tmp
+        return ["/tmp", "/dev/shm"] if self.isolation == "bwrap" else [str(self.space.workspace.parent / "tmp")]
+
+    def environment(self) -> dict[str, str]:
+        """The worker's whole environment, rebuilt from nothing (no credential of the caller)."""
+        scratch = self.scratch()[0]
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"{scratch}/home", "TMPDIR": scratch,
+                "LANG": "C.UTF-8", "PYTHONPATH": _SRC_DIR, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+
+    def sandboxed(self, command: list[str]) -> list[str]:
+        """``command`` under the bubblewrap arguments the worker runs with (what its disk holds:
+        tests/integration/readable_files.py runs a walker with exactly these)."""
+        ws = self.space.workspace
+        return wrap(command, writable=[ws], readonly=[self.space.pristine, *self.space.production_dirs], cwd=ws)
+
     def start(self, prediction_files: list[str], timeout: float = 120.0) -> dict[str, Any]:
         base = self.space.base
         ws = self.space.workspace
         isolated = self.isolation == "bwrap"
-        # without a sandbox the scratch dir is the instance's own, never the host's /tmp
-        scratch = ["/tmp", "/dev/shm"] if isolated else [str(ws.parent / "tmp")]
+        scratch = self.scratch()
         Path(scratch[0]).mkdir(exist_ok=True) if not isolated else None
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"{scratch[0]}/home", "TMPDIR": scratch[0],
-               "LANG": "C.UTF-8", "PYTHONPATH": _SRC_DIR, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+        env = self.environment()
         from bench.frameworks.registry import get_framework
 
         command = [self.python, "-m", get_framework(base.framework).eval_worker_module]
         if self.isolation == "bwrap":
-            command = wrap(command, writable=[ws], readonly=[self.space.pristine, *self.space.production_dirs],
-                           cwd=ws)
-            command = self._in_cgroup(command)
+            command = self._in_cgroup(self.sandboxed(command))
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(ws), start_new_session=True)
         request: EvalInit = {"op": "init", "root": str(ws), "features_dir": str(ws / base.features_dir),
