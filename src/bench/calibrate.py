@@ -4,7 +4,11 @@
   on every scorable instance;
 - empty: every step-definition body is ``pass`` — may pass, must kill nothing;
 - then-stripped: the Then-step bodies are ``pass`` — lies in between.
-A calibration that does not come out this way is an evaluator bug.
+A calibration that does not come out this way is an evaluator bug — or, for the empty arm, a
+dataset whose ground-truth kills hold mutants the shared infrastructure detects by itself
+(hooks that call production): the builder records those as ``infrastructure_kills``, apart
+from ``kills``; ``empty_arm_problem`` says when the empty arm killed anything all the same,
+and ``req2test calibrate`` then exits non-zero.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.builder.mutation_stage import empty_test_files
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
-from bench.model import GenerationMetadata, Prediction
+from bench.model import GenerationMetadata, InstanceResult, Prediction
 from bench.testimpl import strip_step_bodies, then_step_targets
 
 CALIBRATIONS = ("oracle", "empty", "then-stripped")
@@ -36,10 +41,8 @@ def calibration_predictions(dataset_dir: Path) -> dict[str, list[Prediction]]:
                                             metadata=GenerationMetadata(agent=f"calibration:{name}")))
             continue
         code = sorted(f.path for f in record.closure if f.role != "data")
-        step_files = sorted(f.path for f in record.closure if f.role == "step_definitions")
         oracle = {path: (snapshot / path).read_text(encoding="utf-8") for path in code}
-        empty = dict(oracle)
-        empty.update(strip_step_bodies(snapshot, step_files, None))
+        empty = empty_test_files(snapshot, record)  # the build ran the same against the kills
         stripped = dict(oracle)
         stripped.update(strip_step_bodies(snapshot, code, then_step_targets(record)))
         for name, files in (("oracle", oracle), ("empty", empty), ("then-stripped", stripped)):
@@ -63,6 +66,34 @@ def calibrate(dataset_dir: Path, out_dir: Path, options: EvaluateOptions | None 
             progress.stage(f"calibration: {name}", len(predictions))
         summaries[name] = evaluate(dataset_dir, path, run_dir, options, progress=_Prefixed(progress))
     return summaries
+
+
+def empty_arm_kills(run_dir: Path) -> dict[str, int]:
+    """Ground-truth kills the empty arm made, per instance (those with any), from the arm's
+    run directory (``results.jsonl``: the last record of an instance counts)."""
+    results: dict[str, InstanceResult] = {}
+    path = Path(run_dir) / "results.jsonl"
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                try:
+                    record = InstanceResult.model_validate_json(line)
+                except ValueError:
+                    continue  # a torn tail
+                results[record.instance_id] = record
+    return {i: r.generated_kills for i, r in sorted(results.items()) if r.generated_kills}
+
+
+def empty_arm_problem(out_dir: Path) -> str | None:
+    """One line when the empty arm of the calibration in ``out_dir`` killed anything, else None."""
+    kills = empty_arm_kills(Path(out_dir) / "empty")
+    if not kills:
+        return None
+    first = next(iter(kills))
+    return (f"calibration failed: the empty arm (every step body emptied) killed {sum(kills.values())} "
+            f"ground-truth mutant(s) on {len(kills)} instance(s), e.g. {kills[first]} on {first}: the shared "
+            f"infrastructure detects them without the test; rebuild the dataset so that they are recorded as "
+            f"infrastructure kills")
 
 
 class _Prefixed:

@@ -151,6 +151,7 @@ def build(
         progress.close()
     console.print(f"built {output} in {sum(card.stage_seconds.values()):.1f}s")
     print_summary(output)
+    print_exclusion_examples(card)
 
 
 def summary(
@@ -244,7 +245,7 @@ def calibrate_command(
 
       req2test calibrate datasets/tinyshop -o runs/calibration
     """
-    from bench.calibrate import calibrate
+    from bench.calibrate import calibrate, empty_arm_problem
     from bench.evaluate import EvaluateOptions, EvaluationError
 
     options = EvaluateOptions()
@@ -259,6 +260,9 @@ def calibrate_command(
         progress.close()
     for name, data in summaries.items():
         print_run_summary(data, title=f"{output}/{name}")
+    problem = empty_arm_problem(output)
+    if problem is not None:
+        raise fail(problem, code=1)
 
 
 def print_run_summary(data: dict, title: str) -> None:
@@ -481,6 +485,30 @@ def _resolve_commit(repo: Path, name: str) -> str:
     return found.stdout.strip()
 
 
+def print_exclusion_examples(card) -> None:  # noqa: ANN001  (a DatasetCard)
+    """Per exclusion reason: how many, and the first error of one example (the first with a detail)."""
+    by_reason: dict[str, list] = {}
+    for exclusion in card.exclusions:
+        by_reason.setdefault(exclusion.reason, []).append(exclusion)
+    if not by_reason:
+        return
+    out.print("why excluded (one example each):")
+    for reason, items in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        scenarios = sum(1 for e in items if _is_scenario(e.id))
+        count = ", ".join(part for part in (
+            f"{scenarios} scenario{'s' if scenarios != 1 else ''}" if scenarios else "",
+            f"{len(items) - scenarios} feature{'s' if len(items) - scenarios != 1 else ''}"
+            if len(items) - scenarios else "") if part)
+        example = next((e for e in items if e.detail), items[0])
+        where = example.id.split("/", 1)[1] if "/" in example.id else example.id
+        line = f"  {reason} ({count}), e.g. {where}" + (f": {example.detail}" if example.detail else "")
+        out.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def _is_scenario(instance_id: str) -> bool:
+    return instance_id.rpartition(":")[2].isdigit()
+
+
 def print_summary(dataset_dir: Path) -> None:
     try:
         dataset = load_dataset(dataset_dir)
@@ -507,5 +535,8 @@ def print_summary(dataset_dir: Path) -> None:
         out.print(f"  mean pool {m['mean_pool_size']}, mean ground-truth kills {m['mean_ground_truth_kills']}, "
                   f"mean assertion-dependent kills {m['mean_assertion_dependent_kills']}, scorable instances "
                   f"{m['scorable_instances']}, import-time mutant runs {m['fresh_process_fallbacks']}")
+        if m.get("infrastructure_kills"):
+            out.print(f"  infrastructure kills (the empty test detects them; not kills of any test): "
+                      f"{m['infrastructure_kills']} on {m['instances_with_infrastructure_kills']} instance(s)")
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in card.stage_seconds.items())
     out.print(f"stage times: {stages}")

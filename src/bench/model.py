@@ -201,6 +201,9 @@ class GoldTest(Frozen):
         default_factory=list, description="kills located inside the target-hidden bodies")
     then_stripped_targets: list[StepDefRef] = Field(
         default_factory=list, description="step definitions emptied for the assertion-dependent subset")
+    infrastructure_kills: list[str] = Field(
+        default_factory=list, description="mutants the shared infrastructure detects alone (the empty test: every "
+                                          "step body emptied, the hooks kept); not in kills, in no recall")
 
 
 # --------------------------------------------------------------------------- mutants

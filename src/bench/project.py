@@ -162,8 +162,7 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
                           f"(set [tool.req2test] features = \"...\" if it lives elsewhere)")
     if not any((root / features_dir).rglob("*.feature")):
         raise SourceError(f"{root / features_dir} holds no .feature files")
-    python_path = list(settings.get("python_path") or (["src"] if (root / "src").is_dir() else ["."]))
-    production = list(settings.get("production") or _detect_packages(root, python_path, features_dir))
+    python_path, production = _layout(root, settings, features_dir)
     if not production:
         raise SourceError(f"{root}: no production package found under {python_path} "
                           f"(set [tool.req2test] production = [\"src/pkg\"])")
@@ -188,6 +187,26 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
                          features_dir=features_dir, python_path=python_path,
                          production=production, dependencies=dependencies,
                          tags=[t.strip().lstrip("@") for t in tags if t.strip()], framework=framework)
+
+
+def _layout(root: Path, settings: dict, features_dir: str) -> tuple[list[str], list[str]]:
+    """(python_path, production) from ``[tool.req2test]``, else the conventions."""
+    python_path = list(settings.get("python_path") or (["src"] if (root / "src").is_dir() else ["."]))
+    production = list(settings.get("production") or _detect_packages(root, python_path, features_dir))
+    return python_path, production
+
+
+def project_layout(root: Path, features_dir: str) -> tuple[list[str], list[str]]:
+    """A project tree's (python_path, production), read as ``resolve_source`` reads them, for
+    code that holds only the tree (a dataset's snapshot); a settings file it cannot read gives
+    the conventions."""
+    try:
+        settings = _pyproject(root).get("tool", {}).get("req2test", {})
+        if not settings and (root / "req2test.toml").is_file():
+            settings = _toml(root / "req2test.toml").get("tool", {}).get("req2test", {})
+    except SourceError:
+        settings = {}
+    return _layout(root, settings if isinstance(settings, dict) else {}, features_dir)
 
 
 def runtime_requirements(root: Path, pyproject: dict | None = None) -> list[str]:
@@ -295,7 +314,7 @@ def _pkg_info_version(root: Path) -> str | None:
 
 
 def _detect_packages(root: Path, python_path: list[str], features_dir: str) -> list[str]:
-    skip = {"tests", "test", "docs", "features", "examples", "benchmarks", Path(features_dir).parts[0]}
+    skip = {"tests", "test", "docs", "features", "examples", "benchmarks", *Path(features_dir).parts[:1]}
     found = []
     for entry in python_path:
         base = root / entry

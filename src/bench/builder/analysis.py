@@ -131,7 +131,9 @@ def _is_constructor(key: CodeKey) -> bool:
 
 def _declarations(keys: set[CodeKey], index: ProductionIndex) -> dict[str, Declaration]:
     out: dict[str, Declaration] = {}
-    for file, line, qualname in keys:
+    # sorted, first kept: a property's getter and setter share a key, and a set's iteration
+    # order (string hashes differ per process) chose which one declared it (the getter now)
+    for file, line, qualname in sorted(keys):
         info = index.lookup(file, line, qualname)
         if info is None:
             if _is_constructor((file, line, qualname)):
@@ -144,7 +146,7 @@ def _declarations(keys: set[CodeKey], index: ProductionIndex) -> dict[str, Decla
             continue
         if not info.is_public:
             continue
-        out[info.key] = info.declaration()
+        out.setdefault(info.key, info.declaration())
     return out
 
 

@@ -1,4 +1,13 @@
-"""Build stage IV: mutants, instance pools, ground-truth kills, assertion-dependent subset."""
+"""Build stage IV: mutants, instance pools, ground-truth kills, assertion-dependent subset.
+
+A mutant the shared infrastructure detects by itself is not a kill of the test: when hooks
+call production (an ``after_scenario`` that checks or tears down through the application),
+a mutant there fails every scenario, even the *empty test* — the scenario's test
+implementation with every step-definition body emptied (``bench.calibrate``'s "empty" arm),
+beside the same hooks. Such mutants are recorded as the instance's ``infrastructure_kills``
+and left out of its ground-truth ``kills`` (so out of every recall and of the
+assertion-dependent and hidden subsets); a prediction can neither gain nor lose them.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.builder.closure import TestSide
+from bench.builder.workspaces import WorkspaceLayout, WorkspacePool
 from bench.frameworks.messages import RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
@@ -29,10 +40,13 @@ from bench.testimpl import strip_step_bodies, then_step_targets
 def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str], python_path: list[str],
                        instances: list[Instance], gold: dict[str, GoldTest], infrastructure_py: set[str],
                        timeout: float, progress: Any,
-                       infer_stripped: bool = True) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+                       infer_stripped: bool = True, layout: WorkspaceLayout | None = None,
+                       ) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     """``infer_stripped``: a ground-truth kill whose failing run executed no Then step
     definition is killed by the then-stripped test too, without running it (the stripped
-    test runs the same code up to the same failure); False runs every kill again."""
+    test runs the same code up to the same failure); False runs every kill again.
+    ``layout``: how the workspaces of the empty and the stripped test are made (default:
+    the features tree's test side, scanned from the first root)."""
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     lap = [started]
@@ -42,6 +56,12 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
         lap[0] = now
     work = roots[0]
+    if layout is None:
+        layout = WorkspaceLayout.of(TestSide.scan(work, spec.features_dir, python_path=python_path,
+                                                  production=production))
+
+    def workspace_pool(preload: bool, **changes: Any) -> WorkerPool:
+        return WorkspacePool(replace(spec, preload=preload, **changes), roots, layout)  # type: ignore[arg-type]
     mutants = get_framework(spec.framework).language.generate_mutants(work, production)
     by_id = {m.id: m for m in mutants}
     generated = time.perf_counter() - started
@@ -63,16 +83,29 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     timed("ground_truth_sessions")
     packages = list(spec.import_packages)
     if jobs:
-        with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
+        with workspace_pool(False, import_packages=[]) as pool:
             resolve_fallbacks(pool, jobs, packages, progress)
     timed("ground_truth_import_time")
 
-    # 2. the same test with its Then bodies emptied, against the ground-truth kills only
+    # 2. the empty test (every step body emptied, the hooks as they are) against the kills:
+    # what it detects, the shared infrastructure detects without the test
+    infrastructure, empty_not_passing = _infrastructure_kills(
+        instances, gold, outcomes, by_id, work, infrastructure_py, timeout, progress, workspace_pool, packages)
+    timed("empty_test_sessions")
+    kills_of: dict[str, set[str]] = {}
+    for inst in instances:
+        kills = outcomes[inst.id].killed
+        if not classify_run(outcomes[inst.id].clean, len(inst.requirement.run_lines)).passed:
+            # the clean run must pass for kills to mean anything; record it, score nothing
+            kills = set()
+        kills_of[inst.id] = kills - infrastructure.get(inst.id, set())
+
+    # 3. the same test with its Then bodies emptied, against the ground-truth kills only
     stripped_requests, stripped_for, targets_for = [], [], {}
     inferred: dict[str, set[str]] = {}
     for inst in instances:
         record = gold[inst.id]
-        kills = outcomes[inst.id].killed
+        kills = kills_of[inst.id]
         targets = then_step_targets(record)
         targets_for[inst.id] = targets
         if not kills or not targets:
@@ -92,7 +125,7 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     stripped_kills: dict[str, set[str]] = {}
     stripped_broken = 0
     if stripped_requests:
-        with WorkerPool(replace(spec, preload=False), roots) as pool:
+        with workspace_pool(False) as pool:
             replies = _map_longest_first(pool, stripped_requests, [len(r["mutants"]) for r in stripped_requests],
                                          progress)
         stripped_outcomes: dict[str, SessionOutcome] = {}
@@ -109,7 +142,7 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
                                   inst.requirement.run_lines, request["workspace"])
         timed("stripped_sessions")
         if jobs:
-            with WorkerPool(replace(spec, preload=False, import_packages=[]), roots) as pool:
+            with workspace_pool(False, import_packages=[]) as pool:
                 resolve_fallbacks(pool, jobs, packages, progress)
         for inst_id, outcome in stripped_outcomes.items():
             stripped_kills[inst_id] = outcome.killed | inferred.get(inst_id, set())
@@ -118,10 +151,7 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     updated: dict[str, GoldTest] = {}
     for inst in instances:
         outcome = outcomes[inst.id]
-        kills = outcome.killed
-        if not classify_run(outcome.clean, len(inst.requirement.run_lines)).passed:
-            # the clean run must pass for kills to mean anything; record it, score nothing
-            kills = set()
+        kills = kills_of[inst.id]
         hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
         hidden_kills = sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
                                                       for f, a, b in hidden))
@@ -136,6 +166,7 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
             "assertion_dependent": dependent,
             "hidden_kills": hidden_kills,
             "then_stripped_targets": unique_targets,
+            "infrastructure_kills": sorted(infrastructure.get(inst.id, set())),
         })
     verdicts = Counter(v for o in outcomes.values() for v in o.verdicts.values())
     pool_sizes = [len(p) for p in pools.values()]
@@ -150,6 +181,10 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         "mean_assertion_dependent_kills": round(
             sum(len(updated[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
         "scorable_instances": sum(1 for k in kill_counts if k),
+        # mutants the empty test detects (the hooks alone): not kills of the test, recorded apart
+        "infrastructure_kills": sum(len(v) for v in infrastructure.values()),
+        "instances_with_infrastructure_kills": sum(1 for v in infrastructure.values() if v),
+        "empty_test_not_passing": empty_not_passing,
         "ground_truth_verdicts": dict(sorted(verdicts.items())),
         "fresh_process_fallbacks": sum(o.fallbacks for o in outcomes.values()),
         # sessions whose split-stream children disturbed the shared state (the driver's clean run
@@ -165,6 +200,57 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
         "execution_seconds": round(time.perf_counter() - started - generated, 2),
     }
     return mutants, updated, summary
+
+
+def empty_test_files(root: Path, record: GoldTest) -> dict[str, str]:
+    """The empty test of a ground truth, as ``bench.calibrate`` submits it: its closure's code
+    with every step-definition body emptied (helpers as they are)."""
+    code = sorted(f.path for f in record.closure if f.role != "data")
+    step_files = sorted(f.path for f in record.closure if f.role == "step_definitions")
+    files = {path: (root / path).read_text(encoding="utf-8") for path in code}
+    files.update(strip_step_bodies(root, step_files, None))
+    return files
+
+
+def _infrastructure_kills(instances: list[Instance], gold: dict[str, GoldTest], outcomes: dict[str, SessionOutcome],
+                          by_id: dict[str, Mutant], work: Path, infrastructure_py: set[str], timeout: float,
+                          progress: Any, workspace_pool: Any, packages: list[str]) -> tuple[dict[str, set[str]], int]:
+    """Per instance, the ground-truth kills its empty test makes too; and how many empty tests
+    did not pass clean (they detect nothing). Coverage decides first: a kill whose mutant the
+    empty test's clean run never reaches is decided without a run."""
+    requests, owners = [], []
+    for inst in instances:
+        kills = outcomes[inst.id].killed
+        if not kills or not classify_run(outcomes[inst.id].clean, len(inst.requirement.run_lines)).passed:
+            continue
+        files = empty_test_files(work, gold[inst.id])
+        workspace: RunWorkspace = {"key": "empty-" + _digest(files), "keep_py": sorted(infrastructure_py),
+                                   "files": files}
+        requests.append(session_request(inst.requirement.feature_file, inst.requirement.run_lines,
+                                        [by_id[k] for k in sorted(kills)], workspace=workspace, timeout=timeout))
+        owners.append(inst)
+    progress.stage("empty test (infrastructure kills)", len(requests))
+    found: dict[str, set[str]] = {}
+    not_passing = 0
+    if not requests:
+        return found, not_passing
+    with workspace_pool(False) as pool:
+        replies = _map_longest_first(pool, requests, [len(r["mutants"]) for r in requests], progress)
+    empty_outcomes: dict[str, SessionOutcome] = {}
+    jobs = []
+    for inst, request, reply in zip(owners, requests, replies):
+        if not classify_run(reply.get("clean", {}), len(inst.requirement.run_lines)).passed:
+            not_passing += 1  # the empty test fails by itself: it tells nothing about a mutant
+            continue
+        empty_outcomes[inst.id] = collect_session(reply)
+        jobs += fallback_jobs(inst.id, empty_outcomes[inst.id], by_id, inst.requirement.feature_file,
+                              inst.requirement.run_lines, request["workspace"])
+    if jobs:
+        with workspace_pool(False, import_packages=[]) as pool:
+            resolve_fallbacks(pool, jobs, packages, progress)
+    for inst_id, outcome in empty_outcomes.items():
+        found[inst_id] = outcome.killed & outcomes[inst_id].killed
+    return found, not_passing
 
 
 def _map_longest_first(pool: WorkerPool, requests: list[Any], weights: list[int], progress: Any) -> list[dict[str, Any]]:

@@ -18,10 +18,12 @@ from typing import Any, Protocol
 
 from bench import __version__
 from bench.builder.analysis import TracedScenario, analyse_calls, hidden_functions
-from bench.builder.closure import TestSide
+from bench.builder.closure import TestSide, in_scope, norm
+from bench.builder.diagnose import SPECIFIC, fresh_first_error
 from bench.builder.mutation_stage import run_mutation_stage
 from bench.builder.relations import RelationInput, compute_relations
 from bench.builder.stats import table2
+from bench.builder.workspaces import WorkspaceLayout, WorkspacePool, materialize
 from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.registry import get_framework
@@ -102,6 +104,10 @@ class Candidate:
     data_files: set[str] = field(default_factory=set)
     runtime: float = 0.0
     failure: tuple[str, str] | None = None  # (reason, detail) of the isolation runs
+    # the first failing validation run of each kind: (reason, detail), and the positive workspace
+    positive_failure: tuple[str, str] | None = None
+    negative_failure: tuple[str, str] | None = None
+    positive_workspace: RunWorkspace | None = None
 
 
 class StageTimer:
@@ -173,7 +179,9 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         for root in roots:
             _copy_tree(source.root, root)
         work = roots[0]
-        test_side = TestSide.scan(work, source.features_dir)
+        test_side = TestSide.scan(work, source.features_dir, python_path=source.python_path,
+                                  production=source.production)
+        layout = WorkspaceLayout.of(test_side)
         index = ProductionIndex(work, source.production)
 
     with timer("parse"):
@@ -208,6 +216,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                 _isolation_runs(pool, candidates, options, progress)
     except WorkerError as exc:
         raise BuildError(f"the behave worker failed: {exc}") from exc
+    _explain_isolation_failures(candidates, source, work, options, spec.isolation)
 
     passing: list[Candidate] = []
     for cand in candidates:
@@ -221,16 +230,22 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
             assert cand.traced is not None
             cand.closure_code = test_side.closure_code(cand.traced.step_files, cand.traced.test_files)
             cand.data_files = {p for p in cand.traced.opened
-                               if not p.endswith((".py", ".pyc", ".feature")) and (work / p).is_file()}
+                               if not p.endswith((".py", ".pyc", ".feature")) and (work / p).is_file()
+                               and not in_scope(p, test_side.production)}
 
     with timer("validation_runs"):
         try:
-            with WorkerPool(replace(spec, preload=False), roots) as pool:
+            with WorkspacePool(replace(spec, preload=False), roots, layout) as pool:
                 _validation_runs(pool, passing, test_side, options, progress)
         except WorkerError as exc:
             raise BuildError(f"the behave worker failed during validation: {exc}") from exc
+        _explain_validation_failures(passing, source, work, layout, options, spec.isolation)
 
     validated = validation_verdicts(passing, exclusions, "closure alone", "its test implementation")
+    hint = _base_dir_hint(test_side)
+    if hint:
+        exclusions[:] = [e.model_copy(update={"detail": f"{e.detail}; {hint}"})
+                         if e.reason == "validation_negative_passed" else e for e in exclusions]
 
     with timer("analysis"):
         instances, gold = _analyse(project, source, validated, index, test_side, import_time, options)
@@ -243,7 +258,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                 mutants, gold, mutation = run_mutation_stage(
                     spec, roots, source.production, source.python_path, instances, gold,
                     set(test_side.infrastructure_py), options.timeout, progress,
-                    infer_stripped=options.infer_stripped)
+                    infer_stripped=options.infer_stripped, layout=layout)
             except WorkerError as exc:
                 raise BuildError(f"the behave worker failed during mutant execution: {exc}") from exc
 
@@ -298,10 +313,14 @@ def validation_verdicts(passing: list[Candidate], exclusions: list[Exclusion], a
     validated: list[Candidate] = []
     for cand in passing:
         if not all(cand.positive):
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed",
-                                        detail=f"{alone} passed {sum(cand.positive)}/{len(cand.positive)} runs"))
+            detail = f"{alone} passed {sum(cand.positive)}/{len(cand.positive)} runs"
+            if cand.positive_failure is not None:
+                detail += "; first failure: " + _failure_text(*cand.positive_failure)
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_positive_failed", detail=detail))
         elif not cand.negative_initialized:
-            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized"))
+            exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_not_initialized",
+                                        detail=_failure_text(*cand.negative_failure)
+                                        if cand.negative_failure is not None else ""))
         elif any(cand.negative):
             exclusions.append(Exclusion(id=cand.instance_id, reason="validation_negative_passed",
                                         detail=f"the scenario passes without {implementation}"))
@@ -352,6 +371,7 @@ def _validation_runs(pool: WorkerPool, passing: list[Candidate], test_side: Test
     for cand in passing:
         keep = cand.closure_code | infra
         positive: RunWorkspace = {"key": "positive-" + _workspace_key(keep), "keep_py": sorted(keep)}
+        cand.positive_workspace = positive
         for kind, workspace in (("positive", positive), ("negative", negative)):
             for _ in range(options.runs):
                 requests.append({"op": "run", "feature": cand.requirement.feature_file,
@@ -364,10 +384,81 @@ def _validation_runs(pool: WorkerPool, passing: list[Candidate], test_side: Test
         verdict = classify_run(result, len(cand.requirement.run_lines))
         if kind == "positive":
             cand.positive.append(verdict.passed)
+            if not verdict.passed and cand.positive_failure is None:
+                cand.positive_failure = (verdict.reason or "failed", verdict.detail)
         else:
             cand.negative.append(verdict.passed)
             if result.get("exit") != "ok" or result.get("load_error"):
                 cand.negative_initialized = False
+                if cand.negative_failure is None:
+                    cand.negative_failure = (verdict.reason or "failed", verdict.detail)
+
+
+# fresh behave processes that put a failing hook's message into an exclusion's detail (each
+# costs a process start; a build where every scenario fails the same way needs only a few)
+MAX_DIAGNOSES = 16
+
+
+def _base_dir_hint(side: TestSide) -> str:
+    """When behave's base directory lies above the features dir, its step modules and hooks
+    are outside the test area: no scenario can be told from its test implementation."""
+    features = norm(side.features_dir)
+    if side.base_dir in ("", features):
+        return ""
+    base = side.base_dir
+    return (f"behave loads this suite's steps and hooks from {base if base != '.' else 'the project root'}, "
+            f"outside {features}/: set [tool.req2test] features = \"{base}\"")
+
+
+def _failure_text(reason: str, detail: str) -> str:
+    return f"{reason}: {detail}" if detail else reason
+
+
+def _diagnose(jobs: list[tuple[Path, Candidate]], source: ProjectSource, work: Path, options: BuildOptions,
+              isolation: str) -> list[str | None]:
+    """The first error of a fresh behave run of each (tree, candidate), in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(job: tuple[Path, Candidate]) -> str | None:
+        tree, cand = job
+        return fresh_first_error(tree, cand.requirement.feature_file, cand.requirement.run_lines, source.python_path,
+                                 isolation=isolation, writable=[work.parent],
+                                 readonly=[work / p for p in source.production], timeout=min(options.timeout, 120.0))
+
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as executor:
+        return list(executor.map(one, jobs))
+
+
+def _explain_isolation_failures(candidates: list[Candidate], source: ProjectSource, work: Path,
+                                options: BuildOptions, isolation: str) -> None:
+    """A scenario that failed alone for a reason the worker cannot put in words (a hook):
+    behave's own message, from a fresh run in the worker's tree."""
+    vague = [c for c in candidates if c.failure is not None and c.failure[0] not in SPECIFIC
+             and c.failure[0] not in ("unstable", "step_unbound")][:MAX_DIAGNOSES]
+    for cand, error in zip(vague, _diagnose([(work, c) for c in vague], source, work, options, isolation)):
+        if error and cand.failure is not None:
+            cand.failure = (cand.failure[0], error)
+
+
+def _explain_validation_failures(passing: list[Candidate], source: ProjectSource, work: Path,
+                                 layout: WorkspaceLayout, options: BuildOptions, isolation: str) -> None:
+    """The same for a failing positive run: a fresh run in its workspace (made in the first
+    slot's place if another slot ran it)."""
+    jobs: list[tuple[Path, Candidate]] = []
+    for cand in passing:
+        if cand.positive_failure is None or cand.positive_failure[0] in SPECIFIC or cand.positive_workspace is None:
+            continue
+        try:
+            jobs.append((materialize(work, cand.positive_workspace, layout), cand))
+        except OSError:
+            continue
+        if len(jobs) == MAX_DIAGNOSES:
+            break
+    for (_, cand), error in zip(jobs, _diagnose(jobs, source, work, options, isolation)):
+        if error and cand.positive_failure is not None:
+            cand.positive_failure = (cand.positive_failure[0], error)
 
 
 def _analyse(project: str, source: ProjectSource, validated: list[Candidate], index: ProductionIndex,

@@ -1,0 +1,118 @@
+"""The build's workspaces are real trees, a run's first error is read from behave's output, and a
+property's declaration does not depend on a set's order."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+from bench.builder.closure import TestSide
+from bench.builder.diagnose import first_error
+from bench.builder.workspaces import WorkspaceLayout, materialize, request_workspaces, workspace_root
+from bench.production_index import ProductionIndex
+from tests.conftest import write_project
+
+
+def test_a_workspace_is_a_real_tree_with_only_production_linked(tmp_path: Path) -> None:
+    slot = write_project(tmp_path / "slot0", {
+        "python/src/shop/__init__.py": "",
+        "python/src/shop/users.py": "X = 1\n",
+        "python/src/shop/data/names.txt": "ann\n",
+        "python/features/environment.py": "from features.support import boot\n",
+        "python/features/__init__.py": "",
+        "python/features/support.py": "def boot(): pass\n",
+        "python/features/steps/a_steps.py": "",
+        "python/features/steps/b_steps.py": "",
+        "python/features/fixtures/seed.txt": "10\n",
+        "python/features/users.feature": "Feature: x\n",
+        "README.md": "hello\n",
+    })
+    side = TestSide.scan(slot, "python/features", python_path=["python/src", "python"],
+                         production=["python/src/shop"])
+    # the hooks' import through the python_path package is infrastructure; production is not test code
+    assert side.infrastructure_py == {"python/features/environment.py", "python/features/support.py",
+                                      "python/features/__init__.py"}
+    assert not any(f.startswith("python/src/") for f in side.python_files)
+    layout = WorkspaceLayout.of(side)
+    spec = {"key": "positive-1", "keep_py": sorted(side.infrastructure_py | {"python/features/steps/a_steps.py"}),
+            "files": {"python/features/steps/c_steps.py": "# written\n"}}
+    ws = materialize(slot, spec, layout)
+    assert ws == workspace_root(slot, "positive-1") == tmp_path / "ws-slot0" / "positive-1"
+    assert (ws / "python/features/steps/a_steps.py").is_file()
+    assert not (ws / "python/features/steps/b_steps.py").exists()  # test side, not kept
+    assert (ws / "python/features/steps/c_steps.py").read_text() == "# written\n"
+    # the production package stays whole: the worker's own copy, linked
+    assert (ws / "python/src/shop").is_symlink()
+    assert (ws / "python/src/shop/users.py").read_text() == "X = 1\n"
+    # everything else is real: no path of the test side resolves out of the workspace
+    for path in [ws / "python", ws / "python/features", ws / "python/features/environment.py",
+                 ws / "python/features/fixtures/seed.txt", ws / "README.md"]:
+        assert not path.is_symlink(), path
+        assert path.resolve().is_relative_to(ws.resolve()), path
+    assert os.stat(ws / "README.md").st_ino == os.stat(slot / "README.md").st_ino  # hard-linked
+    assert materialize(slot, spec, layout) == ws  # made once
+
+
+def test_request_workspaces() -> None:
+    a, b = {"key": "a", "keep_py": []}, {"key": "b", "keep_py": []}
+    assert list(request_workspaces({"op": "run", "workspace": a})) == [a]
+    assert list(request_workspaces({"op": "import_mutant", "runs": [{"workspace": None}, {"workspace": b}]})) == [b]
+    assert list(request_workspaces({"op": "session"})) == []
+
+
+def test_first_error_of_a_behave_run() -> None:
+    hook = """Feature: A ledger
+
+  Scenario: One entry
+    Given an empty book ... passed in 0.000s
+HOOK-ERROR in after_scenario: AmbiguousStep: @given('a fresh start') has already been defined in
+  existing step @given('a fresh start') at features/steps/cleanup_steps.py:8
+
+  Scenario: Two entries
+"""
+    assert first_error(hook) == ("HOOK-ERROR in after_scenario: AmbiguousStep: @given('a fresh start') has already "
+                                 "been defined in existing step @given('a fresh start') at "
+                                 "features/steps/cleanup_steps.py:8")
+    step = """    Then the balance is 5 ... failed in 0.000s
+      Traceback (most recent call last):
+        File "features/steps/book_steps.py", line 17, in balance
+          assert context.book.balance() == total
+      AssertionError: 4 != 5
+"""
+    assert first_error(step) == "AssertionError: 4 != 5"
+    assert first_error("1 feature passed\n") is None
+
+
+def test_a_property_declared_by_its_getter_in_any_set_order(tmp_path: Path) -> None:
+    """python-docx rebuilt twice listed Comment.author's setter in one build, its getter in the
+    other: the declaration of a property whose getter and setter both ran is the getter's."""
+    from bench.builder.analysis import _declarations
+
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "model.py").write_text(textwrap.dedent('''
+        class Request:
+            @property
+            def accounts(self):
+                return self._accounts
+
+            @accounts.setter
+            def accounts(self, value):
+                self._accounts = value
+    '''), encoding="utf-8")
+    index = ProductionIndex(tmp_path, ["src/pkg"])
+    getter, setter = ("src/pkg/model.py", 3, "Request.accounts"), ("src/pkg/model.py", 7, "Request.accounts")
+
+    class Ordered(set):  # a set that iterates in a chosen order
+        def __init__(self, items):
+            super().__init__(items)
+            self.items = list(items)
+
+        def __iter__(self):
+            return iter(self.items)
+
+    for keys in (Ordered([getter, setter]), Ordered([setter, getter])):
+        [decl] = _declarations(keys, index).values()
+        assert (decl.line, decl.signature) == (4, "@property\ndef accounts(self):")
