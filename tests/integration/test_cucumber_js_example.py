@@ -88,8 +88,14 @@ def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     assert results["empty"]["pass_at_1"]["value"] == 1.0, results["empty"]["outcomes"]
     assert results["empty"]["mutant_recall"]["value"] == 0.0
     assert results["empty"]["kill_complete_at_1"]["value"] == 0.0
+    for name in ("oracle", "empty"):  # the defences of issue 25 cost no honest prediction its verdict
+        outcomes = results[name]["outcomes"]
+        assert outcomes["tampering"] == 0 and outcomes["unstable"] == 0, (name, outcomes)
     rows = [json.loads(line) for line in (tmp_path / "oracle" / "results.jsonl").read_text().splitlines()]
     assert all(r["confirmation"]["reproduced_kills"] == min(5, r["generated_kills"]) for r in rows)
+    # every verdict run guarded, production rewritten for the session, equivalent variants mixed in
+    assert all(r["confirmation"]["guard"] == "node-permission" and r["confirmation"]["diversified"] for r in rows)
+    assert all(r["confirmation"]["equivalent_variants"] == 2 + r["ground_truth_kills"] // 20 for r in rows)
     # calls and coverage measured as the builder measured the ground truth's
     assert all(r["api_f1"] == 1.0 and r["coverage_jaccard"] == 1.0 for r in rows), rows
     assert results["empty"]["api_f1"]["value"] == 0.0

@@ -4,27 +4,38 @@ Trust boundary (README "Threat model"): a prediction is code written by an agent
 optimises its score. This worker lives in a fresh sandbox per instance whose disk holds
 only that instance's pristine workspace (prediction + shared infrastructure, no
 ground-truth test file of any instance) and read-only production. It imports behave and
-the production packages once (warm), then for every run forks a child that
+the production packages once (warm), then forks the **zygote** (``forking.ForkServer``)
+before any request exists. Every run child is forked by the zygote, so its memory holds
+the warm state and what its own request sent it — the mode, the selected scenarios, a
+per-run secret and the variant's *compiled* code — and nothing of any request: no token,
+no file/line/replacement of this or any other variant, none of the worker's caches. The
+worker compiles the variants (compiling runs nothing) and marshals the code objects. A run
+child then
 
 1. drops every descriptor but its own result pipe (the worker's protocol is unreachable),
-2. installs the runtime audit hook and takes the runner-integrity snapshot,
-3. swaps the variant's code in — BEFORE any prediction code exists in the process, so an
+2. swaps the variant's code in — BEFORE any prediction code exists in the process, so an
    import-time snapshot of production code already sees the variant,
+3. activates the deny-by-default screen (``bench.guard.strict_hook``: the audit hook, the
+   gates for threads and signal handlers) with its result pipe and secret, and takes the
+   runner-integrity snapshot's baseline,
 4. loads the hooks and step modules (here the prediction first runs), runs the
-   selected scenarios and reports a *claim* on the pipe.
+   selected scenarios and reports a *claim* on the pipe. Only the screen writes there: every
+   record starts with the run's secret; a line without it (the test writing to a descriptor
+   it found) counts as garbled, which the verdict process turns into ``tampering``.
 
 A ``batched`` request (the verdict process's reproduction batch only) runs several
 variants per child instead: the first is swapped in before the test loads, each later one
 swapped in after the previous one is swapped back out, behave's model reset in between. The
 test keeps its state across those runs, so such a run only re-observes a kill that a
-pristine child already showed.
+pristine child already showed. (Such a child holds the compiled code of the batch's other
+variants, reachable only through frames or the collector, which the screen refuses.)
 
 The worker itself never loads a step module, so no prediction code ever runs in it:
-between runs it kills stray processes, restores the workspace from its pristine copy and
-empties /tmp, so each run starts from the same state. Verdict runs carry no tracer and
-the same fork depth whether the variant is a mutant or a null (identical code); the
-traced run that measures coverage is a separate run. Which variant is a real mutant, and
-which mutants the ground truth kills, is known only outside, to the verdict process.
+between runs it has the zygote collect the children, kills stray processes, restores the
+workspace from its pristine copy and empties /tmp, so each run starts from the same state.
+Verdict runs carry no tracer and the same fork depth whether the variant is a mutant or a
+null; the traced run that measures coverage is a separate run. Which variant is a real
+mutant, and which mutants the ground truth kills, is known only outside, to the verdict process.
 
 Standard library + behave only (it runs in the project's environment). JSON lines on the
 original stdout; the requests and replies are typed in ``bench.frameworks.messages``
@@ -68,13 +79,19 @@ class EvalWorker(bw.Worker):
         self.prediction_files: set[str] = set()
         self.swapper: bw.CodeSwapper | None = None
         self.watch: ChangeWatch | None = None
-        self.prepared: dict[str, list[tuple[Any, Any]] | str] = {}
+        self.prepared: dict[str, bytes | str] = {}  # variant JSON -> marshalled swaps or why not (worker only)
+        self.function_keys: dict[int, tuple[str, int, str]] = {}
+        self.zygote: forking.ForkServer | None = None  # forks every run child; never sees a request
+        self.parsed: dict[tuple[Any, ...], Any] = {}  # the zygote's parsed scenarios
+        self.gates: dict[str, Any] | None = None
+        self.screens: Any = None
         # Only inside a sandbox of our own (new pid namespace, private /tmp) may the worker
         # kill every other process and empty the scratch dirs; never on a host.
         self.isolated = False
         self.scratch: list[str] = []
         # runner changes production made while the warm worker imported it (untrusted production only)
         self.import_changes: list[str] = []
+        self.untrusted_production = False
 
     # ------------------------------------------------------------------ init
     def init(self, req: EvalInit) -> EvalInitReply:  # type: ignore[override]
@@ -84,7 +101,8 @@ class EvalWorker(bw.Worker):
         # warm worker imports it must be seen, so the integrity baseline is taken before that import
         # (for trusted production the baseline is taken after it, in _prepare_screens).
         early = None
-        if req.get("untrusted_production"):
+        self.untrusted_production = bool(req.get("untrusted_production"))
+        if self.untrusted_production:
             from bench.guard import integrity
 
             early = integrity.snapshot()
@@ -127,6 +145,11 @@ class EvalWorker(bw.Worker):
         import gc
         gc.collect()
         gc.freeze()  # keep the warm heap out of later collections: fewer copy-on-write faults per fork
+        # The zygote: forked now, before any request exists, it forks every run child. Its
+        # children hold the warm state plus their own request's compiled code, never a request.
+        self.zygote = forking.ForkServer.start(functools.partial(_zygote_child, self), before_fork=self._zygote_parse)
+        self.gates = None
+        self.screens = None  # the worker never activates them: only the zygote's children do
         reply["import_lines"] = {f: sorted(v) for f, v in self.import_lines.items()}
         reply.pop("import_time", None)
         return reply
@@ -161,8 +184,10 @@ class EvalWorker(bw.Worker):
     def reset(self) -> dict[str, int]:
         """Back to the pristine state before a run: no stray process, the workspace as
         materialised, an empty /tmp. Returns what had to be undone (for the record)."""
-        stats = {"killed": _kill_strays() if self.isolated else 0, "restored": 0, "removed": 0}
-        forking.reap_all()
+        if self.zygote is not None:
+            self.zygote.reap()  # every run child gone (killed and collected by the zygote)
+        keep = {self.zygote.pid} if self.zygote is not None else set()
+        stats = {"killed": _kill_strays(keep) if self.isolated else 0, "restored": 0, "removed": 0}
         # the watch answers "nothing changed" for one read; anything else (a stray process
         # that may still be dying, any event, no watch) pays for the full scan
         if not stats["killed"] and self.watch is not None and not self.watch.changed():
@@ -210,13 +235,130 @@ class EvalWorker(bw.Worker):
         """The traced run: coverage and direct calls for the metrics, the ladder's stage.
         Its tracer makes it distinguishable, so it is never a verdict run."""
         self.reset()
-        parsed = self._parse(req)
-        return self._fork(lambda channel: self._child(req, None, channel, traced=True, parsed=parsed),
-                          float(req["timeout"]))
+        started, pid, read_fd, prefix = self._spawn("trace", req, _NO_SWAP)
+        return _collect(pid, read_fd, started, float(req["timeout"]), prefix, self._wait_status)
+
+    def runs(self, req: RunsRequest) -> RunsReply:
+        """Verdict runs in the order given (the verdict process shuffled them).
+
+        The variant's code is compiled here, in the worker, where no prediction code ever
+        runs (compiling executes nothing) — and while the previous run's child is busy, so
+        on a second core it costs no wall time. The run child is forked by the zygote and
+        gets only the compiled code (see ``_zygote_child``)."""
+        out: dict[str, Any] = {}
+        resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
+        variants = list(req["variants"])
+        if req.get("batched"):
+            return self._batched_runs(req, variants)
+        upcoming = self._prepare(variants[0].get("mutant")) if variants else None
+        for index, variant in enumerate(variants):
+            prepared = upcoming
+            if isinstance(prepared, str):  # cannot be swapped in: no child to fork at all
+                out[variant["token"]] = _swap_error_claim(prepared)
+                if index + 1 < len(variants):
+                    upcoming = self._prepare(variants[index + 1].get("mutant"))
+                continue
+            for key, value in self.reset().items():
+                resets[key] += value
+            started, pid, read_fd, prefix = self._spawn("run", req, prepared)
+            if index + 1 < len(variants):
+                upcoming = self._prepare(variants[index + 1].get("mutant"))
+            out[variant["token"]] = _collect(pid, read_fd, started, float(req["limit"]), prefix, self._wait_status)
+        for key, value in self.reset().items():
+            resets[key] += value
+        return {"runs": out, "resets": resets}
+
+    def _batched_runs(self, req: RunsRequest, variants: list[Any]) -> RunsReply:
+        """Several variants per child: each swapped in, run, and swapped back out.
+
+        The test keeps whatever it learned in earlier runs of the same child, so such a run
+        never stands alone: it re-observes what a pristine child already showed (a
+        reproduction). A run that times out or takes its child down ends that child; the
+        next variant starts a new one from a reset workspace."""
+        out: dict[str, Any] = {}
+        resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
+        prepared = [self._prepare(v.get("mutant")) for v in variants]
+        for variant, payload in zip(variants, prepared):
+            if isinstance(payload, str):
+                out[variant["token"]] = _swap_error_claim(payload)
+        runnable = [(variant, payload) for variant, payload in zip(variants, prepared) if not isinstance(payload, str)]
+        limit = float(req["limit"])
+        first = 0
+        while first < len(runnable):
+            for key, value in self.reset().items():
+                resets[key] += value
+            payload = _batch_payload([p for _, p in runnable[first:]])
+            started, pid, read_fd, prefix = self._spawn("batch", req, payload)
+            claims = _collect_batch(pid, read_fd, started, limit, len(runnable) - first, prefix, self._wait_status)
+            for offset, claim in enumerate(claims):
+                out[runnable[first + offset][0]["token"]] = claim
+            first += len(claims)
+        for key, value in self.reset().items():
+            resets[key] += value
+        return {"runs": out, "resets": resets}
+
+    def _prepare(self, mutant: dict[str, Any] | None) -> bytes | str:
+        """The variant's swaps, compiled once per distinct variant (a reproduction batch and
+        the null variants reuse them) and marshalled for the zygote: which live functions get
+        which code, nothing else; an error text when it cannot be swapped (a fallback)."""
+        if mutant is None:
+            return _NO_SWAP
+        key = json.dumps(mutant, sort_keys=True)
+        if key not in self.prepared:
+            if self.swapper is None:
+                self.swapper = bw.CodeSwapper(self.root, self.functions)
+            try:
+                swaps = self.swapper.prepare(mutant)
+            except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+                swaps = f"cannot prepare the variant: {type(exc).__name__}: {exc}"
+            self.prepared[key] = swaps if isinstance(swaps, str) else self._marshal_swaps(swaps)
+        return self.prepared[key]
+
+    def _marshal_swaps(self, swaps: list[tuple[Any, Any]]) -> bytes:
+        import marshal
+
+        if not self.function_keys:
+            self.function_keys = {id(func): key for key, funcs in self.functions.items() for func in funcs}
+        entries = []
+        seen: set[tuple[Any, int]] = set()
+        for func, code in swaps:
+            key = self.function_keys[id(func)]
+            if (key, id(code)) not in seen:
+                seen.add((key, id(code)))
+                entries.append((*key, code))
+        return marshal.dumps(entries)
+
+    def _spawn(self, mode: str, req: dict[str, Any], payload: bytes) -> tuple[float, int, int, bytes]:
+        """Ask the zygote for a run child. Its result pipe is made here; every record the
+        child's screen writes to it starts with this run's secret (which only this process
+        and the child's screen know), anything else on the pipe is garbled."""
+        read_fd, write_fd = os.pipe()
+        secret = os.urandom(16).hex()
+        started = time.monotonic()
+        assert self.zygote is not None
+        try:
+            pid = self.zygote.fork({"mode": mode, "feature": req["feature"], "lines": [int(x) for x in req["lines"]],
+                                    "secret": secret}, payload, write_fd)
+        finally:
+            os.close(write_fd)
+        return started, pid, read_fd, secret.encode() + b" "
+
+    def _wait_status(self, pid: int) -> int:
+        assert self.zygote is not None
+        return self.zygote.wait(pid)
+
+    # ------------------------------------------------------------------ the run child (forked by the zygote)
+    def _zygote_parse(self, header: dict[str, Any]) -> Any:
+        """The selected scenarios' model, parsed in the zygote once per feature and lines
+        (Gherkin is data, not test code): every run child gets its own copy-on-write copy."""
+        key = (header.get("feature"), tuple(header.get("lines") or ()))
+        if key not in self.parsed:
+            if len(self.parsed) > 8:
+                self.parsed.clear()
+            self.parsed[key] = self._parse(header)
+        return self.parsed[key]
 
     def _parse(self, req: dict[str, Any]) -> Any:
-        """The selected scenarios' model, parsed here once per request (Gherkin is data, not
-        test code); every run child gets its own copy-on-write copy."""
         from behave.model_core import FileLocation
         from behave.runner_util import parse_features
         feature = os.path.join(self.root, req["feature"])
@@ -228,163 +370,15 @@ class EvalWorker(bw.Worker):
         bw._prune_to_selected(parsed, set(lines))
         return parsed
 
-    def runs(self, req: RunsRequest) -> RunsReply:
-        """Verdict runs in the order given (the verdict process shuffled them).
-
-        The variant's code is compiled here, in the worker, where no prediction code ever
-        runs (compiling executes nothing) — and while the previous run's child is busy, so
-        on a second core it costs no wall time. The child only installs it."""
-        out: dict[str, Any] = {}
-        resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
-        parsed = self._parse(req)
-        variants = list(req["variants"])
-        if req.get("batched"):
-            return self._batched_runs(req, variants, parsed)
-        upcoming = self._prepare(variants[0].get("mutant")) if variants else None
-        for index, variant in enumerate(variants):
-            for key, value in self.reset().items():
-                resets[key] += value
-            prepared = upcoming
-            started, pid, read_fd = self._spawn(
-                lambda channel: self._child(req, prepared, channel, traced=False, parsed=parsed))
-            if index + 1 < len(variants):
-                upcoming = self._prepare(variants[index + 1].get("mutant"))
-            out[variant["token"]] = _collect(pid, read_fd, started, float(req["limit"]))
-        for key, value in self.reset().items():
-            resets[key] += value
-        return {"runs": out, "resets": resets}
-
-    def _batched_runs(self, req: RunsRequest, variants: list[Any], parsed: Any) -> RunsReply:
-        """Several variants per child: each swapped in, run, and swapped back out.
-
-        The test keeps whatever it learned in earlier runs of the same child, so such a run
-        never stands alone: it re-observes what a pristine child already showed (a
-        reproduction). A run that times out or takes its child down ends that child; the
-        next variant starts a new one from a reset workspace."""
-        out: dict[str, Any] = {}
-        resets: dict[str, int] = {"killed": 0, "restored": 0, "removed": 0}
-        prepared = [self._prepare(v.get("mutant")) for v in variants]
-        limit = float(req["limit"])
-        first = 0
-        while first < len(variants):
-            for key, value in self.reset().items():
-                resets[key] += value
-            started, pid, read_fd = self._spawn(functools.partial(self._batch_child, req, prepared[first:], parsed))
-            claims = _collect_batch(pid, read_fd, started, limit, len(variants) - first)
-            for offset, claim in enumerate(claims):
-                out[variants[first + offset]["token"]] = claim
-            first += len(claims)
-        for key, value in self.reset().items():
-            resets[key] += value
-        return {"runs": out, "resets": resets}
-
-    def _batch_child(self, req: dict[str, Any], prepared: list[Any], parsed: Any,
-                     channel: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-        """In the forked child: the variants in turn, one ``run`` record each."""
-        from behave.model_core import FileLocation
-        from behave.runner_util import parse_features
-
-        screen = _install_screens(self, channel)
-        feature = os.path.join(self.root, req["feature"])
-        lines = [int(x) for x in req["lines"]]
-        runner, load_error, loaded = None, None, False
-        for number, swaps in enumerate(prepared):
-            if isinstance(swaps, str):
-                channel({"k": "run", "n": number, "swap_error": swaps})
-                continue
-            originals = [(func, func.__code__) for func, _ in swaps or []]
-            if swaps:
-                bw.apply_swaps(swaps)
-            if not loaded:  # the first variant is in before any prediction code exists
-                runner, load_error = self._load_test()
-                loaded = True
-                if runner is not None and not load_error:
-                    bw._stop_at_first_failure(runner)
-            if load_error or runner is None:
-                screen.finish()
-                channel({"k": "run", "n": number, "exit": "ok", "load_error": load_error or "no runner"})
-            else:
-                # behave keeps a run's statuses in the model: back to new-born before each
-                # later run (reparsing costs more than a run here, with the audit hook on)
-                if parsed is None:
-                    parsed = parse_features([FileLocation(feature, line) for line in lines])
-                    bw._prune_to_selected(parsed, set(lines))
-                elif number:
-                    for parsed_feature in parsed:
-                        parsed_feature.reset()
-                recorder = bw.RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
-                                          trace=False, prod_root=self.root)
-                recorder.end_at_decision = False  # after_all runs: the next run starts from its teardown
-                result = recorder.run(runner, feature, lines, parsed)
-                for name in recorder.runner_patched:
-                    channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
-                             "evidence": f"{name} replaced during the run"})
-                screen.finish()
-                channel({"k": "run", "n": number, **bw._summarize_run(result, len(lines))})
-            bw.apply_swaps(originals)
-        return {"batch": len(prepared)}
-
-    def _prepare(self, mutant: dict[str, Any] | None) -> list[tuple[Any, Any]] | str | None:
-        """The variant's swaps, compiled once per distinct variant (a reproduction batch and
-        the null variants reuse them): None for no swap, an error text for a fallback."""
-        if mutant is None:
-            return None
-        key = json.dumps(mutant, sort_keys=True)
-        if key not in self.prepared:
-            if self.swapper is None:
-                self.swapper = bw.CodeSwapper(self.root, self.functions)
-            try:
-                self.prepared[key] = self.swapper.prepare(mutant)
-            except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-                self.prepared[key] = f"cannot prepare the variant: {type(exc).__name__}: {exc}"
-        return self.prepared[key]
-
-    def _fork(self, body: Callable[[Callable[[dict[str, Any]], None]], dict[str, Any]],
-              timeout: float) -> dict[str, Any]:
-        started, pid, read_fd = self._spawn(body)
-        return _collect(pid, read_fd, started, timeout)
-
-    def _spawn(self, body: Callable[[Callable[[dict[str, Any]], None]], dict[str, Any]]) -> tuple[float, int, int]:
-        read_fd, write_fd = os.pipe()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                _become_run_child(write_fd, self.limits)
-                channel = _channel(write_fd)
-                channel({"k": "result", **body(channel)})
-            except BaseException as exc:  # noqa: BLE001 - the child must never return into the worker loop
-                code = 1
-                try:
-                    _channel(write_fd)({"k": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]})
-                except BaseException:  # noqa: BLE001
-                    pass
-            # End of the claim now: the worker reads EOF without waiting for this process's
-            # memory to be torn down (exit unmaps before it closes descriptors)
-            try:
-                os.close(write_fd)
-            except OSError:
-                pass
-            os._exit(code)
-        os.close(write_fd)
-        return started, pid, read_fd
-
-    def _child(self, req: dict[str, Any], prepared: list[tuple[Any, Any]] | str | None,
-               channel: Callable[[dict[str, Any]], None], traced: bool, parsed: Any = None) -> dict[str, Any]:
-        """In the forked child. Everything up to loading the step modules is ours."""
-        screen = _install_screens(self, channel)
-        if isinstance(prepared, str):
-            return {"swap_error": prepared}
-        if prepared is not None:
-            bw.apply_swaps(prepared)
-        del prepared
+    def _child(self, header: dict[str, Any], screen: Any, traced: bool, parsed: Any) -> dict[str, Any]:
+        """In the run child, the variant already swapped in and the screen active. Everything
+        up to loading the step modules is ours."""
         runner, load_error = self._load_test()  # prediction code runs from here
         if load_error or runner is None:
             screen.finish()
             return {"exit": "ok", "load_error": load_error or "no runner"}
-        feature = os.path.join(self.root, req["feature"])
-        lines = [int(x) for x in req["lines"]]
+        feature = os.path.join(self.root, header["feature"])
+        lines = [int(x) for x in header["lines"]]
         if parsed is None:
             from behave.model_core import FileLocation
             from behave.runner_util import parse_features
@@ -401,13 +395,56 @@ class EvalWorker(bw.Worker):
                                   trace=traced, prod_root=self.root)
         result = recorder.run(runner, feature, lines, parsed)
         for name in recorder.runner_patched:
-            channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
-                     "evidence": f"{name} replaced during the run"})
+            _emit({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
+                   "evidence": f"{name} replaced during the run"})
         screen.finish()
         if traced:
             result["unbound"] = unbound
             return result
         return bw._summarize_run(result, len(lines))
+
+    def _batch_child(self, header: dict[str, Any], plan: list[tuple[list[Any], list[Any]]], screen: Any,
+                     parsed: Any) -> dict[str, Any]:
+        """In the run child: the variants in turn, one ``run`` record each. The first is already
+        in; each later one is swapped in after the one before is swapped back out."""
+        from behave.model_core import FileLocation
+        from behave.runner_util import parse_features
+
+        feature = os.path.join(self.root, header["feature"])
+        lines = [int(x) for x in header["lines"]]
+        runner, load_error, loaded = None, None, False
+        for number, (swaps, originals) in enumerate(plan):
+            if number and swaps:
+                bw.apply_swaps(swaps)
+            if not loaded:  # the first variant is in before any prediction code exists
+                runner, load_error = self._load_test()
+                loaded = True
+                if runner is not None and not load_error:
+                    bw._stop_at_first_failure(runner)
+            if load_error or runner is None:
+                screen.finish()
+                _emit({"k": "run", "n": number, "exit": "ok", "load_error": load_error or "no runner"})
+            else:
+                # behave keeps a run's statuses in the model: back to new-born before each
+                # later run (reparsing costs more than a run here, with the audit hook on)
+                if parsed is None:
+                    parsed = parse_features([FileLocation(feature, line) for line in lines])
+                    bw._prune_to_selected(parsed, set(lines))
+                elif number:
+                    for parsed_feature in parsed:
+                        parsed_feature.reset()
+                recorder = bw.RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
+                                          trace=False, prod_root=self.root)
+                recorder.end_at_decision = False  # after_all runs: the next run starts from its teardown
+                result = recorder.run(runner, feature, lines, parsed)
+                for name in recorder.runner_patched:
+                    _emit({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
+                           "evidence": f"{name} replaced during the run"})
+                screen.finish()
+                _emit({"k": "run", "n": number, **bw._summarize_run(result, len(lines))})
+            if originals:
+                bw.apply_swaps(originals)
+        return {"batch": len(plan)}
 
     def _load_test(self) -> tuple[Any, str | None]:
         """Load hooks and step modules into the prepared runner (in the run child)."""
@@ -427,14 +464,87 @@ class EvalWorker(bw.Worker):
         return {"init": self.init, "trace": self.trace, "runs": self.runs}
 
 
+_NO_SWAP = b""  # a variant without a swap (a cold run: the variant is on disk)
+
+
+def _swap_error_claim(error: str) -> RunClaim:
+    """The claim of a variant that cannot be swapped in: no child is forked for it."""
+    return {"elapsed": 0.0, "findings": [], "garbled": 0, "results": 1, "oversized": False, "exit": "ok",
+            "result": {"swap_error": error}}
+
+
+def _batch_payload(payloads: list[bytes]) -> bytes:
+    import marshal
+
+    return marshal.dumps([marshal.loads(p) if p else None for p in payloads])
+
+
 # ----------------------------------------------------------------------------- the child
+def _zygote_child(worker: EvalWorker, box: list[Any], write_fd: int) -> None:
+    """The run child's entry point, forked by the zygote.
+
+    What this process holds of its request is what ``box`` brought — the mode, the selected
+    scenarios, this run's secret and the variant's compiled code — and each is dropped once
+    used: the secret is in the screen's writer only, the code in the live functions. The
+    screen counts claims (and ``__code__`` writes) only from evaluator frames down to here."""
+    code = 0
+    try:
+        header, payload, parsed = box.pop()
+        _become_run_child(write_fd, worker.limits)
+        secret = header.pop("secret").encode()
+        mode = header["mode"]
+        plan = _unmarshal_plan(worker, payload, batched=mode == "batch")
+        del payload
+        if plan and plan[0][0]:
+            bw.apply_swaps(plan[0][0])  # the first variant: in before the screen and the test
+        screen = _activate_screens(worker, write_fd, secret, traced=mode == "trace")
+        del secret
+        if mode == "batch":
+            record = worker._batch_child(header, plan, screen, parsed)
+        else:
+            del plan  # the variant is in the live functions now
+            record = worker._child(header, screen, mode == "trace", parsed)
+        _emit({"k": "result", **record})
+    except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote's loop
+        code = 1
+        try:
+            _emit({"k": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]})
+        except BaseException:  # noqa: BLE001
+            pass
+    # End of the claim now: the worker reads EOF without waiting for this process's
+    # memory to be torn down (exit unmaps before it closes descriptors)
+    try:
+        os.close(write_fd)
+    except OSError:
+        pass
+    os._exit(code)
+
+
+def _unmarshal_plan(worker: EvalWorker, payload: bytes, batched: bool) -> list[tuple[list[Any], list[Any]]]:
+    """(swaps, originals) per variant: the live functions and their new code, and the code they
+    had (read here, before the screen is on: a batch swaps each variant back out with it)."""
+    import marshal
+
+    if not payload:
+        return [([], [])]
+    data = marshal.loads(payload)
+    plan = []
+    for entries in (data if batched else [data]):
+        swaps = []
+        for path, line, qualname, new_code in entries or ():
+            for func in worker.functions.get((path, line, qualname), ()):
+                swaps.append((func, new_code))
+        plan.append((swaps, [(func, func.__code__) for func, _ in swaps]))
+    return plan
+
+
 def _undumpable() -> None:
     if forking._LIBC is not None:
         forking._LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _become_run_child(write_fd: int, limits: dict[str, int]) -> None:
-    """Own process group, dies with the worker, nothing inherited but its result pipe."""
+    """Own process group, dies with the zygote, nothing inherited but its result pipe."""
     os.setpgid(0, 0)
     libc = forking._LIBC
     if libc is not None:
@@ -457,69 +567,104 @@ def _become_run_child(write_fd: int, limits: dict[str, int]) -> None:
             resource.setrlimit(which, (value, value))
 
 
-def _channel(fd: int) -> Callable[[dict[str, Any]], None]:
-    """Write one JSON line to this run's pipe at once (bound now: later patches of os or
-    json by the test do not change what already went out)."""
-    write, dumps = os.write, json.dumps
+def _make_encoder() -> Callable[[Any], bytes]:
+    """JSON for the child's records, bound now from the C encoder: a test that patches ``json``
+    later changes nothing that goes out (the integrity check reports the patch)."""
+    from _json import encode_basestring_ascii, make_encoder
 
-    def emit(record: dict[str, Any]) -> None:
-        data = (dumps(record, default=str) + "\n").encode("utf-8", "replace")
-        view = memoryview(data)
-        while view:
-            view = view[write(fd, view):]
-    return emit
+    def default(value: Any) -> Any:
+        if type(value) in (set, frozenset):
+            try:
+                return sorted(value)
+            except TypeError:
+                pass
+        return "<unserializable>"
+
+    encode = make_encoder(None, default, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    join = "".join
+
+    def dumps(record: Any) -> bytes:
+        return join(encode(record, 0)).encode("ascii")
+    return dumps
+
+
+_ENCODE = _make_encoder()
+_AUDIT = sys.audit
+
+
+def _claim(data: bytes) -> None:
+    """A record for the run's channel: the screen writes it (with the run's secret) only when
+    every frame down to the child's entry point is the evaluator's."""
+    _AUDIT("req2test.claim", data)
+
+
+def _emit(record: dict[str, Any]) -> None:
+    _claim(_ENCODE(record))
 
 
 def _prepare_screens(worker: EvalWorker) -> Any:
-    """Build the runtime audit hook and take the runner-integrity snapshot in the worker,
-    once (bench.guard): each run child only activates them, before the test loads."""
-    from bench.guard import audit_hook, integrity
+    """Build the run child's deny-by-default screen and take the runner-integrity snapshot in
+    the worker, once (bench.guard): each run child only activates them, before the test loads."""
+    from behave import runner_util
+    from behave.model_type import FileLocation
 
-    prepared = audit_hook.prepare(prediction_files=set(worker.prediction_files),
-                                  production_dirs=worker.production_dirs, workspace_root=worker.root,
-                                  writable_dirs=[worker.root, *worker.scratch, "/dev/null"], block=True)
-    return prepared, integrity.snapshot()
+    from bench.guard import integrity, strict_hook
+
+    made = strict_hook.make_gates()
+    recorder = bw.RunRecorder
+    prepared = strict_hook.prepare(
+        prediction_files=set(worker.prediction_files), production_dirs=worker.production_dirs,
+        workspace_root=worker.root, writable_dirs=[worker.root, *worker.scratch, "/dev/null"],
+        readers=[bw._step_def_ref, bw._origin, recorder._profile, recorder._split_profile, recorder._call_point_after,
+                 recorder._generated_init, vars(FileLocation)["for_function"]],
+        tracers=[recorder.run], swappers=[bw.apply_swaps],
+        executors=[runner_util.exec_file, _BEHAVE_EXEC_FILE[0]] if _BEHAVE_EXEC_FILE else [runner_util.exec_file],
+        claimers=[_claim], anchor=_zygote_child, line_readers=[recorder._generated_init], gates=made["originals"],
+        untrusted_production=worker.untrusted_production)
+    prepared.allow_gates(made["gates"])
+    # where the thread, signal-handler and builtin-module primitives are bound: each run child
+    # puts the gates there before its screen is on (the originals stay in the screen's hook only)
+    worker.gates = {"gates": made["gates"], "locations": strict_hook.gate_locations(made["bound"])}
+    return prepared, integrity.snapshot(), integrity.changes
 
 
-def _install_screens(worker: EvalWorker, channel: Callable[[dict[str, Any]], None]) -> Any:
-    """In the run child: findings go straight to this run's channel from now on."""
-    from bench.guard import integrity
+def _activate_screens(worker: EvalWorker, write_fd: int, secret: bytes, traced: bool) -> Any:
+    """In the run child: the gates in place and the screen on, findings straight to this run's
+    channel from now on."""
+    from bench.guard import strict_hook
 
-    prepared, snap = worker.screens
-    prepared.activate(lambda finding: channel({"k": "finding", **finding}))
+    prepared, snap, changes = worker.screens
+    gates, worker.screens, worker.gates = worker.gates, None, None
+    strict_hook.install_gates(gates["locations"], gates["gates"])
+    del gates
+    prepared.activate(write_fd, secret, traced=traced)
+    import_changes = list(worker.import_changes)
 
     class _Screen:
         def finish(self) -> None:
-            for change in worker.import_changes:
-                channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
-                         "line": 0, "evidence": f"production changed the runner while it imported: {change}"})
-            for change in integrity.changes(snap):
-                channel({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
-                         "line": 0, "evidence": change})
+            for change in import_changes:
+                _emit({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
+                       "line": 0, "evidence": f"production changed the runner while it imported: {change}"})
+            for change in changes(snap):
+                _emit({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "",
+                       "line": 0, "evidence": change})
     return _Screen()
 
 
-def _collect(pid: int, read_fd: int, started: float, timeout: float) -> RunClaim:
-    """The run's claim: every JSON line the child wrote (findings stream in as they happen)."""
+def _collect(pid: int, read_fd: int, started: float, timeout: float, prefix: bytes,
+             wait_status: Callable[[int], int]) -> RunClaim:
+    """The run's claim: every record the child's screen wrote (findings stream in as they
+    happen); a line without this run's secret is garbled."""
     raw, timed_out = read_until_closed(read_fd, started + timeout, MAX_CLAIM_BYTES)
     size = len(raw)
     os.close(read_fd)
     kill_group(pid)  # a killed process runs no more code: its teardown need not be waited for
-    status = 0
-    if b'{"k": "result"' not in raw:  # nothing reported: the exit status says why
-        try:
-            _, status = os.waitpid(pid, 0)  # the exit status says why nothing was reported
-        except ChildProcessError:
-            status = 0
-    else:
-        forking.defer_reap(pid)
-    forking.reap_finished()
     elapsed = round(time.monotonic() - started, 4)
     findings, results, errors, garbled = [], [], [], 0
     for line in raw.split(b"\n"):
         if not line.strip():
             continue
-        record = _channel_record(line)
+        record = _channel_record(line, prefix)
         if record is None:
             garbled += 1
         elif record.get("k") == "finding":
@@ -539,20 +684,33 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float) -> RunClaim
         out["result"] = results[-1]
     else:
         out["exit"] = "crashed"
-        out["error"] = errors[0] if errors else forking.describe_wait_status(status)
+        why = errors[0] if errors else forking.describe_wait_status(wait_status(pid))
+        if garbled:
+            # Lines without the run's secret and no genuine result: the test wrote a record of its
+            # own and took the process down before the runner could write one. That is the
+            # claim's finding, not a lost worker (a crashed claim's ``error`` reads as one).
+            findings.append({"k": "finding", "kind": "runner_internals", "screen": "runtime", "path": "", "line": 0,
+                             "evidence": f"{garbled} lines on the run's channel without the run's secret, "
+                                         f"then the run ended without a result ({why[:80]})"})
+        else:
+            out["error"] = why
     return out
 
 
-def _channel_record(line: bytes) -> dict[str, Any] | None:
-    """One line of a run's channel as a JSON object; None when it is not one (garbled)."""
+def _channel_record(line: bytes, prefix: bytes) -> dict[str, Any] | None:
+    """One line of a run's channel as a JSON object; None when it is not one, or when it does
+    not carry the run's secret (garbled)."""
+    if not line.startswith(prefix):
+        return None
     try:
-        record = json.loads(line)
+        record = json.loads(line[len(prefix):])
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
 
 
-def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: int) -> list[RunClaim]:
+def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: int, prefix: bytes,
+                   wait_status: Callable[[int], int]) -> list[RunClaim]:
     """The claims of a batch child's runs, in order, as its ``run`` records arrive: each run
     has ``limit`` seconds from the end of the one before. A run that overruns, or a child
     that ends before reporting one, ends the batch there (that run's claim says why)."""
@@ -584,7 +742,7 @@ def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: 
         for line in complete:
             if not line.strip():
                 continue
-            record = _channel_record(line)
+            record = _channel_record(line, prefix)
             if record is None:
                 garbled += 1
             elif record.get("k") == "finding":
@@ -599,35 +757,27 @@ def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: 
                 errors.append(str(record.get("error", ""))[:2000])
             elif record.get("k") != "result":  # the child's closing record
                 garbled += 1
+    if buffer.strip():  # an unterminated line: only the test writes those
+        garbled += 1
     os.close(read_fd)
     kill_group(pid)
     if len(claims) < count:  # the run in progress ended the batch
-        status = 0
-        if not timed_out:
-            try:
-                _, status = os.waitpid(pid, 0)
-            except ChildProcessError:
-                status = 0
-        else:
-            forking.defer_reap(pid)
         claim: RunClaim = {"elapsed": round(time.monotonic() - run_started, 4), "findings": findings,
                            "garbled": garbled, "results": 0, "oversized": oversized,
                            "exit": "timeout" if timed_out else "crashed"}
         if not timed_out:
-            claim["error"] = errors[0] if errors else forking.describe_wait_status(status)
+            claim["error"] = errors[0] if errors else forking.describe_wait_status(wait_status(pid))
         claims.append(claim)
-    else:
-        forking.defer_reap(pid)
-    forking.reap_finished()
+    elif garbled and claims:
+        claims[-1]["garbled"] += garbled
     return claims
 
 
-def _kill_strays() -> int:
-    """Kill every process of the sandbox's pid namespace but init, this worker and its
-    ancestors (a test that double-forked a daemon out of its group is still in here)."""
-    forking.reap_finished()
+def _kill_strays(keep: set[int]) -> int:
+    """Kill every process of the sandbox's pid namespace but init, this worker, its ancestors
+    and ``keep`` (the zygote): a test that double-forked a daemon out of its group is still in here."""
     mine = os.getpid()
-    keep = {1, mine, os.getppid(), *forking.unreaped()}  # run children already killed, not yet reaped
+    keep = {1, mine, os.getppid(), *keep}
     killed = 0
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
@@ -669,6 +819,7 @@ def _install_compile_cache(root: str, features_dir: str) -> dict[str, bytes]:
                     continue  # behave's own exec reports it in the run
 
     original = runner_util.exec_file
+    _BEHAVE_EXEC_FILE[:] = [original]
 
     def exec_file(filename, globals_=None, locals_=None):
         entry = cache.get(os.path.abspath(filename))
@@ -688,6 +839,8 @@ def _install_compile_cache(root: str, features_dir: str) -> dict[str, bytes]:
     behave_runner.exec_file = exec_file
     return {path: data for path, (data, _) in cache.items()}
 
+
+_BEHAVE_EXEC_FILE: list[Any] = []  # behave's own exec_file (the screen lets it load step files)
 
 STEP_DECORATORS = {"given", "when", "then", "step"}
 MATCHER_SWITCHES = {"use_step_matcher", "step_matcher"}

@@ -1,5 +1,11 @@
 """Runtime tamper screen: a PEP 578 audit hook installed before any prediction code loads.
 
+This is the *attributing* screen: it flags what a prediction's frame owns. The evaluator's
+behave run child uses the deny-by-default screen ``bench.guard.strict_hook`` instead (which
+refuses sensitive events whoever performs them: code run by ``exec`` in a thread or as a
+behave cleanup has no prediction frame to attribute to); this one remains for callers that
+drive behave in a process of their own (``install``) and as the reference for its rules.
+
 STANDARD LIBRARY ONLY: it runs inside the project's environment, in a sandbox, in the
 forked child that is about to load the prediction's step modules.
 

@@ -61,7 +61,7 @@ _STDLIB_NAMES: dict[str, tuple[str, ...] | None] = {
     "linecache": ("getline", "getlines", "checkcache", "updatecache"),
 }
 # label -> reason: changes behave (or the interpreter) makes on its own during a run
-ALLOWED: dict[str, str] = {
+ALLOWED: dict[str, str] = {  # (and ``builtins.__builtins__`` holding the builtins dict: see _exec_bookkeeping)
     # Configuration.setup_model() (behave builds a Configuration per runner, after the
     # snapshot) re-assigns the outline name template: a fresh but equal string
     "behave.model.ScenarioOutline.annotation_schema": "set by behave.configuration.Configuration.setup_model",
@@ -179,7 +179,8 @@ def changes(snap: Snapshot) -> list[str]:
                 out.append(f"{key} replaced")
         if whole and (len(now) != len(before) or any(n not in before for n in now)):
             for name in now:
-                if name in before or _allowed(f"{label}.{name}") or _submodule(obj, name, now[name]):
+                if name in before or _allowed(f"{label}.{name}") or _submodule(obj, name, now[name]) \
+                        or _exec_bookkeeping(obj, name, now[name]):
                     continue
                 out.append(f"{label}.{name} added")
     current = sys.modules
@@ -191,6 +192,15 @@ def changes(snap: Snapshot) -> list[str]:
 
 def _allowed(key: str) -> bool:
     return key in ALLOWED or key.rsplit(".", 1)[-1] in _ALLOWED_NAMES
+
+
+def _exec_bookkeeping(owner: Any, name: str, value: Any) -> bool:
+    """``exec`` into a namespace without ``__builtins__`` adds the builtins dict under that name.
+    behave execs step files without ``__name__`` in their globals, so a class a step file
+    defines has ``__module__ == "builtins"`` and ``dataclasses`` execs its generated methods
+    with ``builtins``' own dict as globals: ``builtins.__builtins__`` appears, holding that very
+    dict (issue 26). Any other value is still a change."""
+    return name == "__builtins__" and owner is sys.modules.get("builtins") and value is vars(owner)
 
 
 def _submodule(owner: Any, name: str, value: Any) -> bool:

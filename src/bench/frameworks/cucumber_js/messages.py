@@ -61,11 +61,81 @@ class RunReport(BaseModel):
 
 def read_report(path: Path) -> RunReport:
     """The run in ``path``; a missing or truncated file gives what was written before the cut."""
-    report = RunReport()
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return report
+        return RunReport()
+    return parse_report(lines)
+
+
+# messages a run writes once; what comes after ``testRunFinished`` was not written by the run
+_ONCE = ("meta", "testRunStarted", "testRunFinished")
+
+
+def report_problems(lines: list[str], *, torn_tail: bool = False) -> list[str]:
+    """Why a message stream cannot be the one cucumber-js's message formatter wrote (empty:
+    it can). The formatter writes each message once, in the protocol's order; a test that
+    writes into the channel itself (an exit handler appending a forged report, a second
+    ``testRunFinished``, a step finished twice) leaves a stream that is not. ``torn_tail``: the
+    process was killed, its last line may be cut."""
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    finished_at = -1
+    cases: set[str] = set()
+    started_steps: set[tuple[str, str]] = set()
+    finished_steps: set[tuple[str, str]] = set()
+    finished_cases: set[str] = set()
+    for number, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            if torn_tail and number == len(lines) - 1:
+                continue
+            problems.append(f"line {number + 1} is not a message")
+            continue
+        if not isinstance(message, dict) or len(message) != 1:
+            problems.append(f"line {number + 1} is not a message")
+            continue
+        kind = next(iter(message))
+        body = message[kind] if isinstance(message[kind], dict) else {}
+        if finished_at >= 0:
+            problems.append(f"a {kind!r} message after testRunFinished (line {number + 1})")
+        if kind in _ONCE:
+            seen[kind] = seen.get(kind, 0) + 1
+            if seen[kind] > 1:
+                problems.append(f"a second {kind!r} message (line {number + 1})")
+        if kind == "meta" and number != 0:
+            problems.append(f"'meta' is not the first message (line {number + 1})")
+        elif kind == "testRunFinished":
+            finished_at = number
+        elif kind == "testCaseStarted":
+            case = str(body.get("id", ""))
+            if case in cases:
+                problems.append(f"test case {case} started twice")
+            cases.add(case)
+        elif kind in ("testStepStarted", "testStepFinished"):
+            key = (str(body.get("testCaseStartedId", "")), str(body.get("testStepId", "")))
+            if key[0] not in cases or key[0] in finished_cases:
+                problems.append(f"{kind} outside its test case (line {number + 1})")
+            target = started_steps if kind == "testStepStarted" else finished_steps
+            if key in target:
+                problems.append(f"{kind} twice for step {key[1]} (line {number + 1})")
+            if kind == "testStepFinished" and key not in started_steps:
+                problems.append(f"testStepFinished before testStepStarted for step {key[1]} (line {number + 1})")
+            target.add(key)
+        elif kind == "testCaseFinished":
+            case = str(body.get("testCaseStartedId", ""))
+            if case not in cases or case in finished_cases:
+                problems.append(f"testCaseFinished twice or for an unknown test case (line {number + 1})")
+            finished_cases.add(case)
+    return problems[:20]
+
+
+def parse_report(lines: list[str]) -> RunReport:
+    """The run a message stream tells (lines of NDJSON)."""
+    report = RunReport()
     pickles: dict[str, dict] = {}
     cases: dict[str, tuple[str, dict[str, tuple[str, list[str]]]]] = {}  # case id -> (pickle id, step id -> ...)
     started: dict[str, str] = {}  # testCaseStarted id -> case id
@@ -101,7 +171,7 @@ def read_report(path: Path) -> RunReport:
             run = PickleRun(uri=str(pickle.get("uri", "")), line=int(location.get("line", 0)),
                             name=str(pickle.get("name", "")), started=True)
             step_texts = {s["id"]: s for s in pickle.get("steps", [])}
-            for _step_id, (pickle_step, definitions) in cases.get(case_id, ("", {}))[1].items():
+            for pickle_step, definitions in cases.get(case_id, ("", {}))[1].values():
                 if pickle_step:
                     ps = step_texts.get(pickle_step, {})
                     run.steps.append(StepRun(text=str(ps.get("text", "")), step_type=str(ps.get("type", "Unknown")),
