@@ -63,11 +63,21 @@ from __future__ import annotations
 
 import _thread
 import os
-import re
 import sys
 import sysconfig
 import time
 from typing import Any, Callable
+
+from bench.guard.events import CODE_ATTRS as _CODE_ATTRS
+from bench.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
+from bench.guard.events import READ_ATTRS as _READ_ATTRS
+from bench.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
+from bench.guard.events import SHELLS as _SHELLS
+from bench.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
+from bench.guard.events import SPAWN as _SPAWN
+from bench.guard.events import WRITES as _WRITES
+from bench.guard.events import package_dir as _package_dir
+from bench.guard.events import prefixes as _prefixes
 
 BLOCKING = frozenset({
     "ctypes", "gc", "introspection", "code_objects", "tracing", "signals", "audit_hook", "production_source",
@@ -75,9 +85,6 @@ BLOCKING = frozenset({
 })
 
 # event -> what it is about; everything else returns at the first line of the hook
-_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code", "gi_yieldfrom", "cr_await"})
-_CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
-_READ_ATTRS = _FRAME_ATTRS | _CODE_ATTRS
 _HARD = {  # findings whenever the owner is a prediction, whatever library sits in between
     "gc.get_objects": "gc", "gc.get_referrers": "gc", "gc.get_referents": "gc",
     "sys.settrace": "tracing", "sys.setprofile": "tracing", "sys.addaudithook": "audit_hook",
@@ -91,18 +98,6 @@ _CTYPES = frozenset({
     "ctypes.string_at", "ctypes.wstring_at", "ctypes.PyObj_FromPtr", "ctypes.seh_exception",
 })
 _PTRACE_SYMBOLS = frozenset({"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"})
-# events that write a path: argument positions of the written paths
-_WRITES: dict[str, tuple[int, ...]] = {
-    "os.remove": (0,), "os.rmdir": (0,), "os.rename": (0, 1), "os.truncate": (0,), "os.chmod": (0,),
-    "os.chown": (0,), "os.mkdir": (0,), "os.symlink": (1,), "os.link": (1,), "os.utime": (0,),
-    "shutil.rmtree": (0,), "shutil.copyfile": (1,), "shutil.copytree": (1,), "shutil.move": (0, 1),
-    "shutil.chown": (0,),
-}
-_SPAWN = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
-_SIGNAL_TOOLS = frozenset({"kill", "pkill", "killall", "gdb", "strace", "ltrace", "pgrep", "pidof"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"})
-_SHELL_SIGNAL = re.compile(r"(^|[\s;&|(`$])(kill|pkill|killall|gdb|strace|ltrace)(\s|$)")
-_PYTHON_SIGNAL = re.compile(r"\b(os\.kill|killpg|pidfd_send_signal|ptrace|ctypes|SIGKILL|SIGTERM|SIGSTOP)\b")
 _WATCHED = frozenset({
     "object.__getattr__", "object.__setattr__", "object.__delattr__", "sys._getframe", "sys._current_frames",
     "sys._current_exceptions", "os.kill", "os.killpg", "open", "import", "compile",
@@ -151,27 +146,8 @@ class Screen:
         return {str(f["kind"]) for f in self.findings}
 
 
-def _prefixes(paths: list[str]) -> tuple[str, ...]:
-    out: set[str] = set()
-    for path in paths:
-        if not path:
-            continue
-        for variant in (os.path.abspath(path), os.path.realpath(path)):
-            out.add(variant.rstrip(os.sep) + os.sep)
-    return tuple(sorted(out, key=len, reverse=True))
 
 
-def _package_dir(name: str) -> str:
-    module = sys.modules.get(name)
-    path = getattr(module, "__file__", None) if module is not None else None
-    if not path:
-        try:
-            import importlib.util
-            spec = importlib.util.find_spec(name)
-            path = spec.origin if spec is not None else None
-        except (ImportError, ValueError):
-            path = None
-    return os.path.dirname(path) if path else ""
 
 
 def install(*, prediction_files: set[str], production_dirs: list[str], workspace_root: str,

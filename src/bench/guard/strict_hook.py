@@ -67,28 +67,28 @@ from __future__ import annotations
 
 import _thread
 import os
-import re
 import sys
 import sysconfig
 import time
 from typing import Any, Callable
 
+from bench.guard.events import CODE_ATTRS as _CODE_ATTRS
+from bench.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
+from bench.guard.events import READ_ATTRS as _READ_ATTRS
+from bench.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
+from bench.guard.events import SHELLS as _SHELLS
+from bench.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
+from bench.guard.events import SPAWN as _SPAWN
+from bench.guard.events import WRITES as _WRITES
+from bench.guard.events import package_dir as _package_dir
+from bench.guard.events import prefixes as _prefixes
+
 # findings that refuse the operation (all of them here: this is the deny-by-default screen)
-_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code", "gi_yieldfrom", "cr_await"})
-_CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
-_READ_ATTRS = _FRAME_ATTRS | _CODE_ATTRS
 _GC = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _CODE_MAKE = frozenset({"code.__new__", "function.__new__", "marshal.loads", "marshal.load", "marshal.dumps",
                         "marshal.dump"})
 _CTYPES_PREFIX = "ctypes."
 _FCNTL = frozenset({"fcntl.fcntl", "fcntl.ioctl", "fcntl.flock", "fcntl.lockf"})
-_WRITES: dict[str, tuple[int, ...]] = {
-    "os.remove": (0,), "os.rmdir": (0,), "os.rename": (0, 1), "os.truncate": (0,), "os.chmod": (0,),
-    "os.chown": (0,), "os.mkdir": (0,), "os.symlink": (1,), "os.link": (1,), "os.utime": (0,),
-    "shutil.rmtree": (0,), "shutil.copyfile": (1,), "shutil.copytree": (1,), "shutil.move": (0, 1),
-    "shutil.chown": (0,),
-}
-_SPAWN = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
 _LISTING = frozenset({"os.listdir", "os.scandir"})
 _WATCHED = frozenset({
     "object.__getattr__", "object.__setattr__", "object.__delattr__", "sys._getframe", "sys._current_frames",
@@ -96,10 +96,6 @@ _WATCHED = frozenset({
     "signal.pthread_kill", "open", "import", "compile", "exec", "req2test.gate", "req2test.claim",
     *_GC, *_CODE_MAKE, *_FCNTL, *_WRITES, *_SPAWN, *_LISTING,
 })
-_SIGNAL_TOOLS = frozenset({"kill", "pkill", "killall", "gdb", "strace", "ltrace", "pgrep", "pidof"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"})
-_SHELL_SIGNAL = re.compile(r"(^|[\s;&|(`$])(kill|pkill|killall|gdb|strace|ltrace)(\s|$)")
-_PYTHON_SIGNAL = re.compile(r"\b(os\.kill|killpg|pidfd_send_signal|ptrace|ctypes|SIGKILL|SIGTERM|SIGSTOP)\b")
 # standard library functions a caller may enter that hand frames, locals or code back (or
 # print them): reading frames through them is reading them directly. None: the whole module.
 _LEAKY: dict[str, frozenset[str] | None] = {
@@ -157,26 +153,8 @@ class Prepared:
         return activate(write_fd, secret, traced)
 
 
-def _prefixes(paths: list[str]) -> tuple[str, ...]:
-    out: set[str] = set()
-    for path in paths:
-        if path:
-            for variant in (os.path.abspath(path), os.path.realpath(path)):
-                out.add(variant.rstrip(os.sep) + os.sep)
-    return tuple(sorted(out, key=len, reverse=True))
 
 
-def _package_dir(name: str) -> str:
-    module = sys.modules.get(name)
-    path = getattr(module, "__file__", None) if module is not None else None
-    if not path:
-        try:
-            import importlib.util
-            spec = importlib.util.find_spec(name)
-            path = spec.origin if spec is not None else None
-        except (ImportError, ValueError):
-            path = None
-    return os.path.dirname(path) if path else ""
 
 
 def _code_of(fn: Any) -> Any:
@@ -412,7 +390,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
                 elif rel == "traceback.py" and code.co_name == "_extract_from_extended_frame_gen":
                     try:  # anything but a plain false value captures (no __bool__ of the test's runs here)
                         value = f.f_locals.get("capture_locals")
-                        capture = capture or not (value is None or value is False or value is 0)
+                        capture = capture or not (value is None or value is False or (type(value) is int and value == 0))
                     except Exception:  # noqa: BLE001 - an odd frame: treat it as capturing
                         capture = True
             else:
