@@ -190,6 +190,14 @@ class _Session:
             raise _Tampering([(f"{where}: the run wrote {claim.get('results')} results and "
                                f"{claim.get('garbled')} unreadable lines to its channel (one result expected)")])
 
+    def _claim(self, runs: dict[str, Any], token: str, where: str) -> tuple[dict[str, Any], str]:
+        """A run's claim, screened, and its verdict; a run without a claim is a lost worker."""
+        claim = runs.get(token)
+        if not isinstance(claim, dict):
+            raise WorkerLost(f"no claim for a run of {where}")
+        self._screen(claim, where)
+        return claim, claim_verdict(claim)
+
     def _lap(self, name: str) -> None:
         """Seconds per phase, for the result's confirmation record (evaluation cost)."""
         now = time.monotonic()
@@ -298,11 +306,7 @@ class _Session:
         clean_failures = []
         failed_nulls: list[tuple[Mutant | None, str]] = []
         for token, mutant in variants:
-            claim = runs.get(token)
-            if not isinstance(claim, dict):
-                raise WorkerLost(f"no claim for a run of {name}")
-            self._screen(claim, name)
-            verdict = claim_verdict(claim)
+            claim, verdict = self._claim(runs, token, name)
             if token in null_tokens:
                 if verdict == "fallback":  # the variant could not be swapped in: no run, no evidence
                     self.confirmation["equivalent_fallbacks"] = self.confirmation.get("equivalent_fallbacks", 0) + 1
@@ -346,11 +350,7 @@ class _Session:
         again: list[Mutant] = []
         clean_ok = passed_now = True
         for token, mutant in plan:
-            claim = runs.get(token)
-            if not isinstance(claim, dict):
-                raise WorkerLost(f"no claim for a confirmation run of {name}")
-            self._screen(claim, name)
-            verdict = claim_verdict(claim)
+            _, verdict = self._claim(runs, token, name)
             if token in control_tokens:
                 clean_ok = clean_ok and verdict == "survived"
             elif verdict in DETECTED and mutant is not None:
@@ -438,11 +438,7 @@ class _Session:
         runs, _ = self._cold_runs(plan, limit)
         disagreements = []
         for token, mutant in plan:
-            claim = runs.get(token)
-            if not isinstance(claim, dict):
-                raise WorkerLost("no claim for a replay")
-            self._screen(claim, "replay")
-            verdict = claim_verdict(claim)
+            claim, verdict = self._claim(runs, token, "replay")
             if mutant is None or mutant.id.startswith(EQUIVALENT_PREFIX):
                 if verdict != "survived":
                     disagreements.append(f"replay of an equivalent variant failed ({verdict}: {_claim_detail(claim)}) "

@@ -1,16 +1,13 @@
-"""The build's workspaces are real trees, a run's first error is read from behave's output, and a
-property's declaration does not depend on a set's order."""
+"""The build's workspaces are real trees, a run's first error is read from behave's output."""
 
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 from bench.builder.closure import TestSide
 from bench.builder.diagnose import first_error
 from bench.builder.workspaces import WorkspaceLayout, materialize, request_workspaces, workspace_root
-from bench.production_index import ProductionIndex
 from tests.conftest import write_project
 
 
@@ -82,37 +79,3 @@ HOOK-ERROR in after_scenario: AmbiguousStep: @given('a fresh start') has already
 """
     assert first_error(step) == "AssertionError: 4 != 5"
     assert first_error("1 feature passed\n") is None
-
-
-def test_a_property_declared_by_its_getter_in_any_set_order(tmp_path: Path) -> None:
-    """python-docx rebuilt twice listed Comment.author's setter in one build, its getter in the
-    other: the declaration of a property whose getter and setter both ran is the getter's."""
-    from bench.builder.analysis import _declarations
-
-    pkg = tmp_path / "src" / "pkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("", encoding="utf-8")
-    (pkg / "model.py").write_text(textwrap.dedent('''
-        class Request:
-            @property
-            def accounts(self):
-                return self._accounts
-
-            @accounts.setter
-            def accounts(self, value):
-                self._accounts = value
-    '''), encoding="utf-8")
-    index = ProductionIndex(tmp_path, ["src/pkg"])
-    getter, setter = ("src/pkg/model.py", 3, "Request.accounts"), ("src/pkg/model.py", 7, "Request.accounts")
-
-    class Ordered(set):  # a set that iterates in a chosen order
-        def __init__(self, items):
-            super().__init__(items)
-            self.items = list(items)
-
-        def __iter__(self):
-            return iter(self.items)
-
-    for keys in (Ordered([getter, setter]), Ordered([setter, getter])):
-        [decl] = _declarations(keys, index).values()
-        assert (decl.line, decl.signature) == (4, "@property\ndef accounts(self):")

@@ -73,11 +73,7 @@ def materialize(slot_root: Path, spec: Mapping[str, Any], layout: WorkspaceLayou
             source = os.path.join(dirpath, name)
             if name in IGNORED_NAMES:
                 continue
-            if os.path.islink(source):
-                os.symlink(os.readlink(source), staging / rel)
-            elif in_scope(rel, layout.production):
-                os.symlink(source, staging / rel)
-            else:
+            if not _linked_as_is(source, staging / rel, rel, layout.production):
                 (staging / rel).mkdir()
                 descend.append(name)
         dirnames[:] = descend
@@ -88,11 +84,7 @@ def materialize(slot_root: Path, spec: Mapping[str, Any], layout: WorkspaceLayou
                 continue
             if rel in layout.removable and rel not in keep:
                 continue
-            if os.path.islink(source):
-                os.symlink(os.readlink(source), staging / rel)
-            elif in_scope(rel, layout.production):
-                os.symlink(source, staging / rel)
-            else:
+            if not _linked_as_is(source, staging / rel, rel, layout.production):
                 _link(source, staging / rel)
     for rel, text in files.items():
         path = staging / rel
@@ -107,6 +99,19 @@ def materialize(slot_root: Path, spec: Mapping[str, Any], layout: WorkspaceLayou
             raise
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _linked_as_is(source: str, target: Path, rel: str, production: Iterable[str]) -> bool:
+    """A symlink of the slot stays the same symlink, and production is a link to the slot's own
+    copy (the code the worker imported, read-only under bubblewrap); False: anything else, which
+    the caller makes a real directory or file."""
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+    elif in_scope(rel, production):
+        os.symlink(source, target)
+    else:
+        return False
+    return True
 
 
 def _link(source: str, target: Path) -> None:

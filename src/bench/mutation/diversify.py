@@ -23,6 +23,7 @@ import ast
 import random
 from dataclasses import dataclass
 
+from bench.mutation.generate import body_without_docstring
 from bench.mutation.positions import PositionMap
 
 # plain words, so an added name does not stand out from the project's own by its shape
@@ -79,12 +80,8 @@ def diversify_python(text: str, seed: int) -> Diversified:
 def _own_statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     """Simple statements of the function's own body, at any block depth, never in a nested
     function or class (those are functions of their own, or class bodies, never touched)."""
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring stays a docstring
     found: list[ast.stmt] = []
-    stack: list[ast.stmt] = list(reversed(body))
+    stack: list[ast.stmt] = list(reversed(body_without_docstring(function)))  # the docstring stays one
     while stack:
         stmt = stack.pop()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

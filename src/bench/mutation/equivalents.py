@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Iterator
 
 from bench.model import Mutant
-from bench.mutation.generate import _SourceFile, _functions, _header_span, _scope, scope_source
+from bench.mutation.generate import _functions, _header_span, _scope, _SourceFile, body_without_docstring, scope_source
 
 _MIRROR = {ast.Lt: ">", ast.LtE: ">=", ast.Gt: "<", ast.GtE: "<=", ast.Eq: "==", ast.NotEq: "!=",
            ast.Is: "is", ast.IsNot: "is not"}
@@ -65,11 +65,7 @@ def equivalent_variants(rel: str, text: str) -> list[Mutant]:
 
 def _candidates(function: ast.FunctionDef | ast.AsyncFunctionDef,
                 src: _SourceFile) -> Iterator[tuple[ast.expr, str, str, tuple[int, int]]]:
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    for stmt in body:
+    for stmt in body_without_docstring(function):
         for inner in _statements(stmt):
             header = _header_span(inner)
             for expr in _expressions(inner):

@@ -114,12 +114,17 @@ def _functions(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFu
 
 
 def _sites(function: ast.FunctionDef | ast.AsyncFunctionDef, src: _SourceFile) -> Iterator[tuple[_Site, tuple[int, int]]]:
+    for stmt in body_without_docstring(function):
+        yield from _stmt_sites(stmt, src)
+
+
+def body_without_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The function's body statements, its docstring left out (never mutated or rewritten)."""
     body = list(function.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
             and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring is never mutated
-    for stmt in body:
-        yield from _stmt_sites(stmt, src)
+        return body[1:]
+    return body
 
 
 def _header_span(stmt: ast.stmt) -> tuple[int, int]:
