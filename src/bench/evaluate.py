@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import tempfile
 import threading
 import time
@@ -380,7 +379,9 @@ class ProjectJudging:
         """A fresh seed per evaluation session (a fixed one derived from ``seed`` when given)."""
         if not self.options.diversify:
             return None
-        return secrets.randbits(63) if self.options.seed is None else self.options.seed * 7919 + 17
+        from bench.mutation.diversify import session_seed
+
+        return session_seed(self.options.seed)
 
     def _build_base(self) -> Any:
         if self._base is None:

@@ -52,7 +52,22 @@ from bench.guard.static_scan import scan_prediction
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
 
 DETECTED = ("killed", "timeout", "infra_no_step", "crashed")
-EQUIVALENT_PREFIX = "eq-"  # ids of bench.mutation.equivalents' variants
+EQUIVALENT_PREFIX = "eq-"  # ids of equivalent variants (bench.mutation.equivalents, cucumber-js's equivalents)
+
+
+def equivalent_count(mutants: int) -> int:
+    """Equivalent variants mixed into a batch of ``mutants`` runs: at least 2, one more per 20."""
+    return 2 + mutants // 20
+
+
+def spread_among(runs: list[Any], extra: list[Any], rng: random.Random) -> None:
+    """Insert ``extra`` into ``runs`` in place: the first in the first half, the second in the
+    second half, the rest anywhere (so a test cannot wait out the clean runs)."""
+    half = max(1, (len(runs) + 1) // 2)
+    positions = [rng.randrange(0, half), rng.randrange(half, len(runs) + 1) if runs else 0]
+    positions += [rng.randrange(0, len(runs) + 1) for _ in range(len(extra) - 2)]
+    for offset, position in enumerate(sorted(positions)):
+        runs.insert(position + offset, extra[offset])
 
 
 @dataclass(frozen=True)
@@ -290,15 +305,11 @@ class _Session:
     def _batch(self, execute: Any, mutants: list[Mutant], limit: float,
                name: str) -> tuple[dict[str, str], list[Mutant]]:
         """One batch: mutants and null variants shuffled, nulls early and late."""
-        nulls = 2 + len(mutants) // 20
+        nulls = equivalent_count(len(mutants))
         variants: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m in mutants]
         self.rng.shuffle(variants)
         null_variants = [(secrets.token_hex(8), self._null(mutants)) for _ in range(nulls)]
-        half = max(1, (len(variants) + 1) // 2)
-        positions = [self.rng.randrange(0, half), self.rng.randrange(half, len(variants) + 1) if variants else 0]
-        positions += [self.rng.randrange(0, len(variants) + 1) for _ in range(nulls - 2)]
-        for offset, position in enumerate(sorted(positions)):
-            variants.insert(position + offset, null_variants[offset])
+        spread_among(variants, null_variants, self.rng)
         null_tokens = {token for token, _ in null_variants}
         runs, resets = execute(variants, limit)
         out: dict[str, str] = {}

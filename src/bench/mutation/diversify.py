@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import random
+import secrets
 from dataclasses import dataclass
 
 from bench.mutation.generate import body_without_docstring
@@ -38,6 +39,12 @@ _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.R
 class Diversified:
     text: str
     positions: PositionMap
+
+
+def session_seed(seed: int | None) -> int:
+    """The rewrite's seed for one evaluation session: fresh randomness, or one derived from a
+    fixed evaluation ``seed`` (reproducible runs) that is not the run order's own."""
+    return secrets.randbits(63) if seed is None else seed * 7919 + 17
 
 
 def diversify_python(text: str, seed: int) -> Diversified:

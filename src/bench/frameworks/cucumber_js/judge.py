@@ -44,7 +44,6 @@ import hashlib
 import os
 import random
 import re
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -70,20 +69,15 @@ from bench.frameworks.cucumber_js.runner import (
 from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, STEP_TYPES, TestSideJs
 from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, load_coverage, read_coverage
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
+from bench.mutation.diversify import session_seed
 from bench.mutation.executor import load_manifest
 from bench.mutation.positions import PositionMap
-from bench.verdict import Judgement
+from bench.verdict import EQUIVALENT_PREFIX, Judgement, equivalent_count, spread_among
 
 REPRODUCED_KILLS = 5  # claimed kills replayed in a second fresh process
-EQUIVALENT_PREFIX = "eq-"  # ids of equivalent variants (as bench.verdict's)
 RETRIED_VARIANTS = 3  # failed equivalent variants run again before concluding
 RETRY_BUDGET = 4  # ... with this many times the timeout (a busy machine slows every run alike)
 SESSION_MTIME = 1_700_000_000  # every production file of every run's tree carries this mtime
-
-
-def equivalent_count(kills: int) -> int:
-    """Equivalent variants per judgement: at least 2, one more per 20 kills."""
-    return 2 + kills // 20
 
 # what a test has no business doing, and what it would need to tell a mutant from the original
 SCREEN = [
@@ -260,7 +254,7 @@ class ProjectJudge:
             except (OSError, UnicodeDecodeError):
                 continue  # left as shipped (a mutant of it applies to the shipped text)
         self.diversified = getattr(options, "diversify", True)
-        seed = (secrets.randbits(63) if options.seed is None else options.seed * 7919 + 17) if self.diversified else 0
+        seed = session_seed(options.seed) if self.diversified else 0
         self.rewritten: dict[str, DiversifiedFile] = {
             rel: diversify_source(rel, text, seed) if self.diversified else DiversifiedFile(text, PositionMap())
             for rel, text in self.shipped.items()}
@@ -435,11 +429,7 @@ class ProjectJudge:
         variants = self._variants(kills, coverage)
         plan: list[Mutant | None] = list(kills)
         self.rng.shuffle(plan)
-        half = max(1, (len(plan) + 1) // 2)
-        positions = [self.rng.randrange(0, half), self.rng.randrange(half, len(plan) + 1)]
-        positions += [self.rng.randrange(0, len(plan) + 1) for _ in range(len(variants) - 2)]
-        for offset, position in enumerate(sorted(positions)):
-            plan.insert(position + offset, variants[offset])
+        spread_among(plan, variants, self.rng)
         compile_ahead(plan, "plan")
         claimed: set[str] = set()
         timeouts = 0
