@@ -39,12 +39,22 @@ class ProjectBase:
     # where it moved each file's text, and the shipped tree it was made from
     positions: dict[str, PositionMap] = field(default_factory=dict)
     shipped: Path | None = None
+    # file -> the first line the rewrite appended; coverage of those lines is the rewrite's own
+    appended_from: dict[str, int] = field(default_factory=dict)
     _equivalents: dict[str, list[Mutant]] = field(default_factory=dict, compare=False, repr=False)
 
     def shifted(self, mutant: Mutant) -> Mutant:
         """``mutant`` (recorded against the shipped source) placed on this base's production."""
         positions = self.positions.get(mutant.file)
         return positions.shift(mutant) if positions is not None else mutant
+
+    def shipped_coverage(self, coverage: dict[str, list[int]]) -> dict[str, list[int]]:
+        """``coverage`` of this base's production without the lines the rewrite appended: they
+        run on import, the shipped file has no such line, and the ground truth never covers it."""
+        if not self.appended_from:
+            return coverage
+        kept = {rel: [n for n in lines if n < self.appended_from.get(rel, n + 1)] for rel, lines in coverage.items()}
+        return {rel: lines for rel, lines in kept.items() if lines}
 
     def equivalents(self, rel: str) -> list[Mutant]:
         """The equivalent variants of production file ``rel``, in the shipped file's coordinates
@@ -103,19 +113,25 @@ def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[
     shutil.copytree(snapshot, dest, symlinks=True, ignore=ignore)
     # behave refuses to start without a steps directory (ConfigError)
     (dest / features_dir / "steps").mkdir(parents=True, exist_ok=True)
-    positions = _diversify_production(dest, production, diversify_seed) if diversify_seed is not None else {}
+    positions: dict[str, PositionMap] = {}
+    appended_from: dict[str, int] = {}
+    if diversify_seed is not None:
+        positions, appended_from = _diversify_production(dest, production, diversify_seed)
     _compile_production(dest, production)
     return ProjectBase(dest, features_dir, list(python_path), list(production), infrastructure_py, framework,
-                       positions=positions, shipped=snapshot)
+                       positions=positions, shipped=snapshot, appended_from=appended_from)
 
 
-def _diversify_production(root: Path, production: list[str], seed: int) -> dict[str, PositionMap]:
-    """Rewrite every production ``.py`` file in place; each file's own seed derives from ``seed``."""
+def _diversify_production(root: Path, production: list[str],
+                          seed: int) -> tuple[dict[str, PositionMap], dict[str, int]]:
+    """Rewrite every production ``.py`` file in place; each file's own seed derives from ``seed``.
+    Returns where each file's text moved and the first line appended to it."""
     import hashlib
 
     from bench.mutation.diversify import diversify_python
 
     positions: dict[str, PositionMap] = {}
+    appended_from: dict[str, int] = {}
     for scope in production:
         base = root / scope
         paths = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
@@ -132,7 +148,9 @@ def _diversify_production(root: Path, production: list[str], seed: int) -> dict[
             if rewritten.text != text:
                 path.write_text(rewritten.text, encoding="utf-8")
                 positions[rel] = rewritten.positions
-    return positions
+                if rewritten.appended_from is not None:
+                    appended_from[rel] = rewritten.appended_from
+    return positions, appended_from
 
 
 def _compile_production(root: Path, production: list[str]) -> None:

@@ -226,7 +226,9 @@ class _Session:
         self._lap("warm_start")
         claim = self.traced()
         self._lap("traced")
-        self.trace_result = (claim.get("result") or {}).get("trace") or {}
+        self.trace_result = dict((claim.get("result") or {}).get("trace") or {})
+        if "coverage" in self.trace_result:
+            self.trace_result["coverage"] = self.base.shipped_coverage(self.trace_result["coverage"])
         outcome, detail = ladder(claim, len(self.lines))
         if outcome is not Outcome.passed:
             return Judgement(outcome, detail, trace=self.trace_result)

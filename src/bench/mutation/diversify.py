@@ -20,8 +20,10 @@ and module-level statements are never touched.
 from __future__ import annotations
 
 import ast
+import dis
 import random
 import secrets
+import types
 from dataclasses import dataclass
 
 from bench.mutation.generate import body_without_docstring
@@ -39,6 +41,9 @@ _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.R
 class Diversified:
     text: str
     positions: PositionMap
+    # the first line the rewrite appended (the shipped file's line count + 1): a line from here
+    # on is the rewrite's own, so coverage drops it (None: nothing appended)
+    appended_from: int | None = None
 
 
 def session_seed(seed: int | None) -> int:
@@ -48,9 +53,16 @@ def session_seed(seed: int | None) -> int:
 
 
 def diversify_python(text: str, seed: int) -> Diversified:
-    """``text`` rewritten with ``seed``; the text itself (and an empty map) when it does not parse."""
+    """``text`` rewritten with ``seed``; the text itself (and an empty map) when it does not parse.
+
+    Every function whose rewrite would move a line event (CPython attributes a location-less
+    instruction to the one before it: in ``def f(): return "%s" % x`` 3.11's format optimisation
+    reports the ``def``/decorator line, and a prefix statement takes that away) gets another
+    choice of statements, and keeps its shipped code when none is free of it: coverage of the
+    session's production must be the coverage the ground truth was measured with."""
     try:
         tree = ast.parse(text)
+        shipped_events = _line_events(compile(text, "<shipped>", "exec"))
     except (SyntaxError, ValueError):
         return Diversified(text, PositionMap())
     rng = random.Random(seed)
@@ -58,30 +70,77 @@ def diversify_python(text: str, seed: int) -> Diversified:
         {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)} | \
         {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     lines = text.splitlines(keepends=True)
-    inserts: dict[int, list[tuple[int, str]]] = {}
+    # function (its code object's first line and name) -> its candidate statements, in the rng's order
+    choices: dict[tuple[int, str], list[ast.stmt]] = {}
     for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         candidates = [s for s in _own_statements(function) if _starts_its_line(s, lines)]
-        if not candidates:
+        if candidates:
+            choices[(_first_line(function), function.name)] = rng.sample(candidates, len(candidates))
+    chosen = {key: order[:rng.choice((1, 1, 2))] for key, order in choices.items()}
+    untried = {key: len(order) for key, order in chosen.items()}  # index of the next candidate
+    prefixes = {id(stmt): f"{_fresh(rng, taken)} = {_constant(rng)}; " for order in choices.values() for stmt in order}
+    for attempt in range(4):
+        rewritten, inserts = _apply(lines, chosen, prefixes)
+        try:
+            events = _line_events(compile(rewritten, "<rewritten>", "exec"))
+        except (SyntaxError, ValueError):
+            return Diversified(text, PositionMap())
+        moved = [key for key, order in chosen.items() if order and events.get(key) != shipped_events.get(key)]
+        if not moved:
+            break
+        for key in moved:  # another statement of that function, else none (after three tries)
+            index = untried[key]
+            chosen[key] = choices[key][index:index + 1] if attempt < 2 else []
+            untried[key] = index + 1
+    tail = rewritten
+    if tail and not tail.endswith("\n"):
+        tail += "\n"
+    tail += f"{_fresh(rng, taken, private=True)} = {_constant(rng)}\n"
+    positions = PositionMap(inserts={line: sorted((col, len(prefix)) for col, prefix in items)
+                                     for line, items in inserts.items()})
+    return Diversified(tail, positions, appended_from=len(lines) + 1)
+
+
+def _apply(lines: list[str], chosen: dict[tuple[int, str], list[ast.stmt]],
+           prefixes: dict[int, str]) -> tuple[str, dict[int, list[tuple[int, str]]]]:
+    """The text with each chosen statement's prefix inserted before it, and the insertions."""
+    inserts: dict[int, list[tuple[int, str]]] = {}
+    for stmt in (s for order in chosen.values() for s in order):
+        col = _char_col(lines[stmt.lineno - 1], stmt.col_offset)
+        if any(at == col for at, _ in inserts.get(stmt.lineno, ())):
             continue
-        for stmt in rng.sample(candidates, min(len(candidates), rng.choice((1, 1, 2)))):
-            line_no = stmt.lineno
-            if any(at == stmt.col_offset for at, _ in inserts.get(line_no, ())):
-                continue
-            col = _char_col(lines[line_no - 1], stmt.col_offset)
-            inserts.setdefault(line_no, []).append((col, f"{_fresh(rng, taken)} = {_constant(rng)}; "))
+        inserts.setdefault(stmt.lineno, []).append((col, prefixes[id(stmt)]))
     out = list(lines)
     for line_no, items in inserts.items():
         line = out[line_no - 1]
         for col, prefix in sorted(items, reverse=True):
             line = line[:col] + prefix + line[col:]
         out[line_no - 1] = line
-    tail = "".join(out)
-    if tail and not tail.endswith("\n"):
-        tail += "\n"
-    tail += f"{_fresh(rng, taken, private=True)} = {_constant(rng)}\n"
-    positions = PositionMap(inserts={line: sorted((col, len(prefix)) for col, prefix in items)
-                                     for line, items in inserts.items()})
-    return Diversified(tail, positions)
+    return "".join(out), inserts
+
+
+# instructions that never report a line event of their own
+_SILENT = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR", "NOP", "CACHE"})
+
+
+def _line_events(module: types.CodeType) -> dict[tuple[int, str], frozenset[int]]:
+    """Code objects (by first line and name) -> the lines their instructions report."""
+    found: dict[tuple[int, str], frozenset[int]] = {}
+    stack = [module]
+    while stack:
+        code = stack.pop()
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        if code is module:
+            continue
+        found[(code.co_firstlineno, code.co_name)] = frozenset(
+            i.positions.lineno for i in dis.get_instructions(code)
+            if i.positions is not None and i.positions.lineno and i.opname not in _SILENT)
+    return found
+
+
+def _first_line(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The line CPython gives the function's code object: its first decorator's, else its def's."""
+    return min([function.lineno, *(d.lineno for d in function.decorator_list)])
 
 
 def _own_statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
