@@ -46,6 +46,10 @@ class RichProgress:
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task, n)
 
+    def log(self, line: str) -> None:
+        """A line above the bars (a long step that has no bar of its own)."""
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()
@@ -66,6 +70,9 @@ class LineProgress:
     def _line(self, text: str) -> None:
         extra = f" · {self.status()}" if self.status is not None else ""
         console.print(f"{text}{extra}", highlight=False, soft_wrap=True, markup=False)
+
+    def log(self, line: str) -> None:
+        self._line(line)
 
     def stage(self, name: str, total: int | None = None) -> None:
         self._finish()
@@ -116,7 +123,9 @@ def build(
         help="Production code run by the When/Then steps of more than this share of instances is "
              "shared infrastructure and stays visible in target-hidden views.", min=0.0, max=1.0)] = 0.5,
     name: Annotated[str | None, typer.Option(help="Project name in instance ids (default: from the source).")] = None,
-    install_deps: Annotated[bool, typer.Option(help="pip-install the project's missing runtime dependencies.")] = False,
+    install_deps: Annotated[bool, typer.Option(
+        help="install the project's missing runtime dependencies into an environment of its own "
+             "(cached by dependency set; req2test's own is never changed).")] = False,
     mutants: Annotated[bool, typer.Option(help="Generate mutants and record ground-truth kills (stage IV).")] = True,
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",

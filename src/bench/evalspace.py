@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -35,6 +36,7 @@ class ProjectBase:
     production: list[str]
     infrastructure_py: frozenset[str]
     framework: str = "behave"  # registry name: which evaluation worker the sandboxes start
+    python: str = sys.executable  # the project's own environment's interpreter (bench.environments)
     # the behaviour-preserving rewrite of production this base holds (bench.mutation.diversify):
     # where it moved each file's text, and the shipped tree it was made from
     positions: dict[str, PositionMap] = field(default_factory=dict)
@@ -85,7 +87,7 @@ class InstanceSpace:
 
 def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[str], production: list[str],
                infrastructure_py: frozenset[str], gold_files: set[str], framework: str = "behave",
-               diversify_seed: int | None = None) -> ProjectBase:
+               diversify_seed: int | None = None, python: str = sys.executable) -> ProjectBase:
     """Copy ``snapshot`` to ``dest`` without any ground-truth or other test-side code; with a
     ``diversify_seed``, production's Python files in a behaviour-preserving rewrite of their own
     (``bench.mutation.diversify``): a test comparing code with the shipped source finds it changed
@@ -119,7 +121,7 @@ def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[
         positions, appended_from = _diversify_production(dest, production, diversify_seed)
     _compile_production(dest, production)
     return ProjectBase(dest, features_dir, list(python_path), list(production), infrastructure_py, framework,
-                       positions=positions, shipped=snapshot, appended_from=appended_from)
+                       python=python, positions=positions, shipped=snapshot, appended_from=appended_from)
 
 
 def _diversify_production(root: Path, production: list[str],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -383,12 +384,25 @@ class ProjectJudging:
 
         return session_seed(self.options.seed)
 
+    def _python(self) -> str:
+        """The interpreter of the project's own environment (made here on first need from the
+        requirements its card records), else this one."""
+        if not self.project.environment:
+            return sys.executable
+        from bench.environments import EnvironmentSetupError, ensure_environment
+
+        try:
+            return str(ensure_environment(self.project.environment))
+        except EnvironmentSetupError as exc:
+            raise EvaluationError(f"{self.project.name}: {exc}") from exc
+
     def _build_base(self) -> Any:
         if self._base is None:
             project = self.project
             self._base = build_base(self.snapshot, self.tmp / f"base-{_safe(project.name)}", project.features_dir,
                                     project.python_path, project.production, self.area.infrastructure_py,
-                                    self.gold_files, project.framework, diversify_seed=self._diversify_seed())
+                                    self.gold_files, project.framework, diversify_seed=self._diversify_seed(),
+                                    python=self._python())
         return self._base
 
 

@@ -52,14 +52,22 @@ def bench_package() -> Path:
     return Path(__file__).resolve().parent
 
 
-def python_dirs() -> list[Path]:
+def python_dirs(interpreter: str | None = None) -> list[Path]:
     """Everything the interpreter, its installed packages and our worker module need, read-only.
 
     Of our own code only the ``bench`` package itself, never the directory holding it: in a
     source layout that is ``src/``, which also holds ``harness`` and its package data — the
     bundled example's own step files, the ground truth of its instances. Where that directory
-    is bound anyway (a wheel in site-packages), ``masked_dirs`` hides the rest of ours."""
+    is bound anyway (a wheel in site-packages), ``masked_dirs`` hides the rest of ours.
+
+    ``interpreter``: the command's interpreter, when it is a project's own environment
+    (``bench.environments``), whose directory holds the project's dependencies."""
+    from bench.environments import environment_dir
+
     dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent, bench_package()}
+    own = environment_dir(interpreter) if interpreter else None
+    if own is not None:
+        dirs.add(own)
     for entry in [*site.getsitepackages(), site.getusersitepackages()]:
         if entry and Path(entry).is_dir():
             dirs.add(Path(entry))
@@ -121,7 +129,7 @@ def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Pa
         args += ["--ro-bind-try", directory, directory]
     args += bwrap_etc_args()
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-    bound = python_dirs()
+    bound = python_dirs(command[0] if command else None)
     for directory in bound:
         args += ["--ro-bind", str(directory), str(directory)]
     for directory in masked_dirs(bound):

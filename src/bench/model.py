@@ -267,6 +267,10 @@ class ProjectRecord(Frozen):
     import_time_bodies: list[str] = Field(
         default_factory=list,
         description="declaration keys whose bodies run while the package imports; views must keep them")
+    environment: list[str] = Field(
+        default_factory=list,
+        description="requirements installed into the project's own environment (build --install-deps); "
+        "evaluation makes the same environment on first need")
 
     @property
     def framework(self) -> str:

@@ -20,10 +20,12 @@ import sys
 import tarfile
 import tomllib
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+
+from bench.environments import pip_reason
 
 SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 # never part of a project's snapshot: VCS data, caches, and installed packages (a JS project's
@@ -49,6 +51,10 @@ class ProjectSource:
     dependencies: list[str]
     tags: list[str] = field(default_factory=list)  # behave tags that select scenarios (any of); [] = all
     framework: str = "behave"  # registry name (bench.frameworks.registry)
+    # the project's own environment (bench.environments): the requirements installed into it,
+    # and its interpreter; [] and req2test's own interpreter when nothing was missing
+    environment: list[str] = field(default_factory=list)
+    python: str = sys.executable
 
 
 def default_cache_dir() -> Path:
@@ -83,7 +89,7 @@ def fetch_sdist(name: str, version: str, cache_dir: Path) -> tuple[Path, str]:
         archives = sorted(archive_dir.glob("*"))
         if proc.returncode != 0 or not archives:
             shutil.rmtree(target, ignore_errors=True)
-            reason = _pip_reason(proc.stderr)
+            reason = pip_reason(proc.stderr)
             raise SourceError(f"no sdist for {name}=={version} on the package index ({reason})")
     archive = archives[0]
     sha = hashlib.sha256(archive.read_bytes()).hexdigest()
@@ -108,13 +114,6 @@ def _unpack(archive: Path, dest: Path) -> None:
             zf.extractall(dest)
     else:
         raise SourceError(f"unsupported sdist archive {archive.name}")
-
-
-def _pip_reason(stderr: str) -> str:
-    for line in stderr.splitlines():
-        if "ERROR:" in line:
-            return line.split("ERROR:", 1)[1].strip()
-    return stderr.strip().splitlines()[-1] if stderr.strip() else "pip download failed"
 
 
 def _normalise(name: str) -> str:
@@ -346,8 +345,13 @@ def missing_dependencies(source: ProjectSource) -> list[str]:
     return missing
 
 
-def install_dependencies(requirements: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           *requirements], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SourceError(f"could not install {' '.join(requirements)}: {_pip_reason(proc.stderr)}")
+def with_own_environment(source: ProjectSource, requirements: list[str], log: object = None) -> ProjectSource:
+    """``source`` run by the interpreter of its own environment holding ``requirements`` (made
+    once per requirement set; req2test's own interpreter is never changed)."""
+    from bench.environments import EnvironmentSetupError, ensure_environment
+
+    try:
+        python = ensure_environment(requirements, log=log)
+    except EnvironmentSetupError as exc:
+        raise SourceError(str(exc)) from exc
+    return replace(source, environment=sorted(requirements), python=str(python))

@@ -174,7 +174,7 @@ class _Session:
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
         space = instance_space(self.base, self.prediction.files, self.dir / name,
                                link_production=self.options.isolation == "bwrap")
-        box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits,
+        box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits, python=self.base.python,
                           untrusted_production=self.options.untrusted_production)
         self.sandboxes.append(box)
         box.start(space.prediction_files)
@@ -393,7 +393,7 @@ class _Session:
         assert self.warm is not None
         space = self.warm.space
         refresh_workspace(space)
-        box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits,
+        box = EvalSandbox(space, self.options.isolation, warm=False, limits=self.options.limits, python=self.base.python,
                           untrusted_production=self.options.untrusted_production,
                           preimport=list(self.warm.init_reply.get("dependencies") or []))
         self.sandboxes.append(box)

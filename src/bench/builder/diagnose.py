@@ -49,11 +49,11 @@ def _one_line(text: str) -> str:
 
 
 def fresh_first_error(tree: Path, feature: str, lines: list[int], python_path: list[str], *,
-                      isolation: str = "none", writable: list[Path] | None = None,
+                      python: str = sys.executable, isolation: str = "none", writable: list[Path] | None = None,
                       readonly: list[Path] | None = None, timeout: float = 60.0) -> str | None:
     """Run the scenario in a fresh behave process in ``tree`` (under bubblewrap when
     ``isolation`` is "bwrap") and return its first error, or None when none was printed."""
-    command = [sys.executable, "-m", "behave", "--no-capture", "--no-capture-stderr", "--no-color", "-f", "plain",
+    command = [python, "-m", "behave", "--no-capture", "--no-capture-stderr", "--no-color", "-f", "plain",
                "--no-summary", "--no-snippets", *[f"{feature}:{line}" for line in lines]]
     if isolation == "bwrap":
         from bench.isolation import wrap

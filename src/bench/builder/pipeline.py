@@ -46,9 +46,9 @@ from bench.project import (
     IGNORED_NAMES,
     ProjectSource,
     SourceError,
-    install_dependencies,
     missing_dependencies,
     resolve_source,
+    with_own_environment,
 )
 
 # Scenarios tagged like this need a browser or a live service (SPEC §2-II).
@@ -63,6 +63,7 @@ class BuildError(Exception):
 class Progress(Protocol):
     def stage(self, name: str, total: int | None = None) -> None: ...
     def advance(self, n: int = 1) -> None: ...
+    def log(self, line: str) -> None: ...
 
 
 class NullProgress:
@@ -70,6 +71,9 @@ class NullProgress:
         pass
 
     def advance(self, n: int = 1) -> None:
+        pass
+
+    def log(self, line: str) -> None:
         pass
 
 
@@ -138,11 +142,12 @@ def build_dataset(source_arg: str, out_dir: Path, options: BuildOptions | None =
         missing = missing_dependencies(source)
         if missing and options.install_deps:
             try:
-                install_dependencies(missing)
+                source = with_own_environment(source, missing, log=getattr(progress, "log", None))
             except SourceError as exc:
                 raise BuildError(str(exc)) from exc
         elif missing:
-            raise BuildError(f"{source.name} needs {', '.join(missing)}: install them or pass --install-deps")
+            raise BuildError(f"{source.name} needs {', '.join(missing)}: install them, or pass --install-deps to "
+                             "give the project an environment of its own (req2test's is never changed)")
     tmp = Path(tempfile.mkdtemp(prefix="req2test-build-"))
     try:
         return _build(source, out_dir, options, progress, timer, tmp)
@@ -195,7 +200,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
     except IsolationError as exc:
         raise BuildError(str(exc)) from exc
-    spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path,
+    spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path, python=source.python,
                       production=source.production, import_packages=packages, preload=True,
                       isolation=isolation, framework=framework.name)
     try:
@@ -422,7 +427,7 @@ def _diagnose(jobs: list[tuple[Path, Candidate]], source: ProjectSource, work: P
     def one(job: tuple[Path, Candidate]) -> str | None:
         tree, cand = job
         return fresh_first_error(tree, cand.requirement.feature_file, cand.requirement.run_lines, source.python_path,
-                                 isolation=isolation, writable=[work.parent],
+                                 python=source.python, isolation=isolation, writable=[work.parent],
                                  readonly=[work / p for p in source.production], timeout=min(options.timeout, 120.0))
 
     if not jobs:
@@ -567,7 +572,7 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
         groups=len({i.group for i in instances}),
         empty_interface_instances=sum(1 for i in instances if not i.target_interfaces),
         shadowed_step_matches=shadowed, statistics=table2(instances, gold),
-        import_time_bodies=import_time)
+        import_time_bodies=import_time, environment=source.environment)
     files = {}
     for path in sorted(staging.rglob("*")):
         if path.is_file() and not path.relative_to(staging).as_posix().startswith("projects/"):

@@ -103,7 +103,7 @@ class EvalSandbox:
                    "fixed": [str(p) for p in self.space.production_dirs],
                    "prediction_files": [str(ws / rel) for rel in prediction_files],
                    "isolated": isolated, "scratch": scratch,
-                   "mounts": [str(d) for d in python_dirs()] if isolated else [],
+                   "mounts": [str(d) for d in python_dirs(self.python)] if isolated else [],
                    "limits": self.limits.child_limits(), "untrusted_production": self.untrusted_production}
         reply = self.call(request, timeout)
         if "error" in reply:
