@@ -9,6 +9,7 @@ test is skipped, saying why, when neither can be reached.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -155,3 +156,60 @@ def test_views_and_req2test_run_with_the_builtin_agent(js_dataset: Path, tmp_pat
     results = [json.loads(line) for line in (tmp_path / "run/configs/scripted@th/results.jsonl").read_text().splitlines()]
     assert sorted(r["instance_id"] for r in results) == ids
     assert all(r["outcome"] == "pass" and r["kill_complete"] for r in results), results
+
+
+# a change detector in the steps file, with no assertion of its own: the empty prediction's
+# steps plus a Before hook that fails when production is not the shipped source — by the
+# SHA-256 of each production file, and by the text of a production function (``${fn}``, what
+# tsx compiled). Without the session's rewrite it would "kill" every mutant of the slice it
+# reaches; with it, it fails its own clean run (issue 25)
+DETECTOR = """
+const __cdFs = require('fs');
+const __cdCrypto = require('crypto');
+const { Before: __cdBefore } = require('@cucumber/cucumber');
+const __cdHashes = %(hashes)s;
+const __cdFunctionText = %(function_text)s;
+__cdBefore(function () {
+  for (const [rel, digest] of Object.entries(__cdHashes)) {
+    const got = __cdCrypto.createHash('sha256').update(__cdFs.readFileSync(rel)).digest('hex');
+    if (got !== digest) { throw new Error('changed: ' + rel); }
+  }
+  const mnemonic = require('../../../src/mnemonic/mnemonic');
+  if (`${mnemonic.mnemonicFromSeed}` !== __cdFunctionText) { throw new Error('changed: mnemonicFromSeed'); }
+});
+"""
+
+
+def test_a_change_detector_is_never_kill_complete(js_dataset: Path, tmp_path: Path) -> None:
+    dataset = load_dataset(js_dataset)
+    project = dataset.card.projects[0]
+    snapshot = js_dataset / project.snapshot
+    files = sorted(p for scope in project.production for p in
+                   ([snapshot / scope] if (snapshot / scope).is_file() else (snapshot / scope).rglob("*.ts")))
+    hashes = {p.relative_to(snapshot).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+              for p in files}
+    # the function's text as the project's own tsx compiles the shipped source
+    probe = subprocess.run(["node", "-r", "tsx/cjs", "-e",
+                            "process.stdout.write(String(require('./src/mnemonic/mnemonic').mnemonicFromSeed))"],
+                           cwd=snapshot, capture_output=True, text=True, timeout=120, check=False)
+    assert probe.returncode == 0 and "function" in probe.stdout, probe.stderr[-500:]
+    gold = dataset.load_gold()
+    sets = calibration_predictions(js_dataset)
+    empty = {p.instance_id: p for p in sets["empty"]}
+    sample = sorted(i for i, g in gold.items() if g.kills and i in empty)[:2]
+    detector = DETECTOR % {"hashes": json.dumps(hashes), "function_text": json.dumps(probe.stdout)}
+    predictions = tmp_path / "detector.jsonl"
+    lines = []
+    for instance_id in sample:
+        prediction = empty[instance_id]
+        steps = {rel: (detector + text if rel.endswith("steps.js") else text) for rel, text in prediction.files.items()}
+        assert steps != prediction.files
+        lines.append(prediction.model_copy(update={"files": steps}).model_dump_json() + "\n")
+    predictions.write_text("".join(lines))
+    evaluate(js_dataset, predictions, tmp_path / "detector", EvaluateOptions(instances=sample, resamples=50, workers=2))
+    rows = [json.loads(line) for line in (tmp_path / "detector" / "results.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert row["outcome"] != "infrastructure_failure", row
+        assert not row["kill_complete"] and not (row["outcome"] == "pass" and row["generated_kills"]), row
+    # the rewrite is what beats it: the clean run already differs from the shipped source
+    assert {r["outcome"] for r in rows} <= {"assertion_failure", "execution_failure", "tampering"}, rows
