@@ -158,58 +158,70 @@ def test_views_and_req2test_run_with_the_builtin_agent(js_dataset: Path, tmp_pat
     assert all(r["outcome"] == "pass" and r["kill_complete"] for r in results), results
 
 
-# a change detector in the steps file, with no assertion of its own: the empty prediction's
+# change detectors in the steps file, with no assertion of their own: the empty prediction's
 # steps plus a Before hook that fails when production is not the shipped source — by the
-# SHA-256 of each production file, and by the text of a production function (``${fn}``, what
-# tsx compiled). Without the session's rewrite it would "kill" every mutant of the slice it
-# reaches; with it, it fails its own clean run (issue 25)
-DETECTOR = """
+# SHA-256 of each production file, or by the text of a production function (``${fn}``, what
+# tsx compiled). Without the session's rewrite they would "kill" every mutant of the slice
+# they reach; with it, they fail their own clean run (issue 25)
+DETECTOR_HEAD = """
 const __cdFs = require('fs');
 const __cdCrypto = require('crypto');
 const { Before: __cdBefore } = require('@cucumber/cucumber');
+"""
+DETECTORS = {
+    "file_hash": """
 const __cdHashes = %(hashes)s;
-const __cdFunctionText = %(function_text)s;
 __cdBefore(function () {
   for (const [rel, digest] of Object.entries(__cdHashes)) {
     const got = __cdCrypto.createHash('sha256').update(__cdFs.readFileSync(rel)).digest('hex');
     if (got !== digest) { throw new Error('changed: ' + rel); }
   }
+});
+""",
+    "function_text": """
+const __cdFunctionText = %(function_text)s;
+__cdBefore(function () {
   const mnemonic = require('../../../src/mnemonic/mnemonic');
   if (`${mnemonic.mnemonicFromSeed}` !== __cdFunctionText) { throw new Error('changed: mnemonicFromSeed'); }
 });
-"""
+""",
+}
 
 
-def test_a_change_detector_is_never_kill_complete(js_dataset: Path, tmp_path: Path) -> None:
+def test_change_detectors_are_never_kill_complete(js_dataset: Path, tmp_path: Path) -> None:
     dataset = load_dataset(js_dataset)
     project = dataset.card.projects[0]
     snapshot = js_dataset / project.snapshot
     files = sorted(p for scope in project.production for p in
                    ([snapshot / scope] if (snapshot / scope).is_file() else (snapshot / scope).rglob("*.ts")))
-    hashes = {p.relative_to(snapshot).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-              for p in files}
-    # the function's text as the project's own tsx compiles the shipped source
+    hashes = {p.relative_to(snapshot).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    # the function's text as the project's own tsx compiles the shipped source (in the project
+    # the dataset was built from: the snapshot has no node_modules)
     probe = subprocess.run(["node", "-r", "tsx/cjs", "-e",
                             "process.stdout.write(String(require('./src/mnemonic/mnemonic').mnemonicFromSeed))"],
-                           cwd=snapshot, capture_output=True, text=True, timeout=120, check=False)
+                           cwd=js_dataset.parent / "js-algorand-sdk", capture_output=True, text=True, timeout=120,
+                           check=False)
     assert probe.returncode == 0 and "function" in probe.stdout, probe.stderr[-500:]
     gold = dataset.load_gold()
-    sets = calibration_predictions(js_dataset)
-    empty = {p.instance_id: p for p in sets["empty"]}
+    empty = {p.instance_id: p for p in calibration_predictions(js_dataset)["empty"]}
     sample = sorted(i for i, g in gold.items() if g.kills and i in empty)[:2]
-    detector = DETECTOR % {"hashes": json.dumps(hashes), "function_text": json.dumps(probe.stdout)}
-    predictions = tmp_path / "detector.jsonl"
-    lines = []
-    for instance_id in sample:
-        prediction = empty[instance_id]
-        steps = {rel: (detector + text if rel.endswith("steps.js") else text) for rel, text in prediction.files.items()}
-        assert steps != prediction.files
-        lines.append(prediction.model_copy(update={"files": steps}).model_dump_json() + "\n")
-    predictions.write_text("".join(lines))
-    evaluate(js_dataset, predictions, tmp_path / "detector", EvaluateOptions(instances=sample, resamples=50, workers=2))
-    rows = [json.loads(line) for line in (tmp_path / "detector" / "results.jsonl").read_text().splitlines()]
-    for row in rows:
-        assert row["outcome"] != "infrastructure_failure", row
-        assert not row["kill_complete"] and not (row["outcome"] == "pass" and row["generated_kills"]), row
-    # the rewrite is what beats it: the clean run already differs from the shipped source
-    assert {r["outcome"] for r in rows} <= {"assertion_failure", "execution_failure", "tampering"}, rows
+    values = {"hashes": json.dumps(hashes), "function_text": json.dumps(probe.stdout)}
+    for name, body in DETECTORS.items():
+        detector = DETECTOR_HEAD + body % values
+        lines = []
+        for instance_id in sample:
+            prediction = empty[instance_id]
+            files_ = {rel: (detector + text if rel.endswith("steps.js") else text)
+                      for rel, text in prediction.files.items()}
+            assert files_ != prediction.files
+            lines.append(prediction.model_copy(update={"files": files_}).model_dump_json() + "\n")
+        (tmp_path / f"{name}.jsonl").write_text("".join(lines))
+        evaluate(js_dataset, tmp_path / f"{name}.jsonl", tmp_path / name,
+                 EvaluateOptions(instances=sample, resamples=50, workers=2))
+        rows = [json.loads(line) for line in (tmp_path / name / "results.jsonl").read_text().splitlines()]
+        for row in rows:
+            assert row["outcome"] != "infrastructure_failure", (name, row)
+            assert not row["kill_complete"] and not (row["outcome"] == "pass" and row["generated_kills"]), (name, row)
+        # the rewrite is what beats them: the clean run already differs from the shipped source
+        assert {r["outcome"] for r in rows} <= {"assertion_failure", "execution_failure", "tampering"}, (name, rows)
+        assert all("changed:" in r["detail"] for r in rows), (name, [r["detail"] for r in rows])
