@@ -615,8 +615,8 @@ def _prepare_screens(worker: EvalWorker) -> Any:
     prepared = strict_hook.prepare(
         prediction_files=set(worker.prediction_files), production_dirs=worker.production_dirs,
         workspace_root=worker.root, writable_dirs=[worker.root, *worker.scratch, "/dev/null"],
-        readers=[bw._step_def_ref, bw._origin, recorder._profile, recorder._split_profile, recorder._call_point_after,
-                 recorder._generated_init, vars(FileLocation)["for_function"]],
+        readers=[bw._step_def_ref, bw._origin, *bw.traced_profile_readers(), recorder._split_profile,
+                 recorder._call_point_after, recorder._generated_init, vars(FileLocation)["for_function"]],
         tracers=[recorder.run], swappers=[bw.apply_swaps],
         executors=[runner_util.exec_file, _BEHAVE_EXEC_FILE[0]] if _BEHAVE_EXEC_FILE else [runner_util.exec_file],
         claimers=[_claim], anchor=_zygote_child, line_readers=[recorder._generated_init], gates=made["originals"],
