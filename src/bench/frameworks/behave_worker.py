@@ -564,16 +564,19 @@ class RunRecorder:
         # code object while the cache lives (the old cache, keyed by the objects, held them too).
         kind = self._kind_cache.get(id(code))
         if kind is None:
-            path = self._path(code.co_filename)
-            if any(path.startswith(d) for d in self.production_dirs):
-                kind = 1
-            elif path.startswith(self.features_dir) and path not in self.hook_files:
-                kind = 2
-            else:
-                kind = 0
+            kind = self._file_kind(code.co_filename)
             self._kind_cache[id(code)] = kind
             self._kind_held.append(code)
         return kind
+
+    def _file_kind(self, filename: str) -> int:
+        """0 other, 1 production, 2 test-side (not hooks): what a code object's file makes it."""
+        path = self._path(filename)
+        if any(path.startswith(d) for d in self.production_dirs):
+            return 1
+        if path.startswith(self.features_dir) and path not in self.hook_files:
+            return 2
+        return 0
 
     def _path(self, filename: str) -> str:
         path = self._path_cache.get(filename)

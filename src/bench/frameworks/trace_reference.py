@@ -51,15 +51,9 @@ class ReferenceRunRecorder(bw.RunRecorder):
 
     # code classification: 0 other, 1 production, 2 test-side (not hooks)
     def _kind(self, code) -> int:
-        kind = self._code_kinds.get(code)
+        kind = self._code_kinds.get(code)  # keyed by the code object: the cost being measured
         if kind is None:
-            path = self._path(code.co_filename)
-            if any(path.startswith(d) for d in self.production_dirs):
-                kind = 1
-            elif path.startswith(self.features_dir) and path not in self.hook_files:
-                kind = 2
-            else:
-                kind = 0
+            kind = self._file_kind(code.co_filename)
             self._code_kinds[code] = kind
         return kind
 
