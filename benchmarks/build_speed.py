@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from bench.builder.pipeline import BuildOptions, build_dataset  # noqa: E402
 from bench.frameworks.outcomes import classify_run  # noqa: E402
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
+from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
 from bench.gherkin_reader import read_feature_file  # noqa: E402
 from bench.project import resolve_source  # noqa: E402
 
@@ -66,7 +67,7 @@ def main() -> None:
             fresh_times.append(time.perf_counter() - start)
             fresh_ok.append(proc.returncode == 0)
 
-        spec = WorkerSpec(root=root, features_dir=source.features_dir, python_path=source.python_path,
+        spec = WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir=source.features_dir, python_path=source.python_path,
                           production=source.production,
                           import_packages=[Path(p).name for p in source.production], preload=True)
         warm_times, warm_ok = [], []

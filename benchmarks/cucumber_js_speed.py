@@ -2,8 +2,9 @@
 
 Every cucumber-js verdict run is a new ``node`` process in its own bubblewrap sandbox (Node
 has no fork). TypeScript production is compiled by tsx on load; its cache is keyed by absolute
-path, so the runs mount their tree at ``/project`` and share one cache filled by a trusted
-dry run, read-only. Baseline in the same run: the same scenario without the cache.
+path, so the runs mount their tree at ``/project`` and share one cache that a trusted
+``precompile`` fills with the step files and production (as the judge does), read-only.
+Baseline in the same run: the same scenario without the cache.
 
 Usage: python benchmarks/cucumber_js_speed.py DATASET [--instances 6] [--repeat 3]
 """
@@ -18,7 +19,15 @@ from pathlib import Path
 
 from bench.dataset import load_dataset
 from bench.frameworks.cucumber_js.judge import ensure_node_modules
-from bench.frameworks.cucumber_js.runner import link_tree, run_cucumber, warm_compile_cache
+from bench.frameworks.cucumber_js.language import production_files
+from bench.frameworks.cucumber_js.runner import (
+    compile_cache_for,
+    link_tree,
+    precompile,
+    run_cucumber,
+    step_files,
+    transpiler_modules,
+)
 from bench.isolation import resolve_mode
 
 
@@ -38,7 +47,10 @@ def main() -> None:
         tree = Path(tmp) / "tree"
         link_tree(snapshot, tree, None, modules)
         started = time.perf_counter()
-        cache = warm_compile_cache(tree, project.features_dir, Path(tmp) / "cache", Path(tmp) / "warm", isolation)
+        cache = compile_cache_for(Path(tmp) / "cache", isolation)
+        loaded = [*step_files(snapshot), *production_files(snapshot, list(project.production))]
+        precompile(tree, [(rel, (snapshot / rel).read_text(encoding="utf-8")) for rel in loaded],
+                   transpiler_modules(snapshot), Path(tmp) / "warm", isolation=isolation, compile_cache=cache)
         warm_seconds = time.perf_counter() - started
         times: dict[str, list[float]] = {"no cache": [], "shared cache": []}
         for n in range(args.repeat):
@@ -51,7 +63,7 @@ def main() -> None:
                     times[label].append(run.elapsed)
     base, fast = statistics.median(times["no cache"]), statistics.median(times["shared cache"])
     print(f"{project.name} ({project.runner}), isolation {isolation}, {len(instances)} instances x {args.repeat}")
-    print(f"  filling the cache (one dry run): {warm_seconds:.2f} s")
+    print(f"  filling the cache (precompile): {warm_seconds:.2f} s")
     print(f"  median run, no cache:     {base:.3f} s")
     print(f"  median run, shared cache: {fast:.3f} s   ({base / fast:.2f}x)")
 

@@ -37,14 +37,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from bench.calibrate import calibration_predictions  # noqa: E402
 from bench.dataset import load_dataset  # noqa: E402
-from bench.evalspace import build_base  # noqa: E402
-from bench.evaluate import TestArea  # noqa: E402
+from bench.frameworks.behave.evalspace import build_base  # noqa: E402
+from bench.frameworks.registry import get_framework  # noqa: E402
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
+from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
 from bench.isolation import resolve_mode  # noqa: E402
 from bench.model import Outcome  # noqa: E402
 from bench.mutation.executor import collect_session, fallback_jobs, load_manifest, pool_for, resolve_fallbacks  # noqa: E402
-from bench.mutation.fresh import run_fresh  # noqa: E402
-from bench.verdict import VerdictOptions, judge  # noqa: E402
+from bench.frameworks.behave.fresh import run_fresh  # noqa: E402
+from bench.frameworks.behave.verdict import VerdictOptions, judge  # noqa: E402
 
 
 def detected(verdict: str) -> str:
@@ -82,11 +83,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         # ---------------------------------------------------------------- hardened evaluator
-        area = TestArea.of(snapshot, project.features_dir)
+        area = get_framework(project.framework).test_area(snapshot, project.features_dir)
         gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
         start = time.perf_counter()
         base = build_base(snapshot, Path(tmp) / "base", project.features_dir, project.python_path,
-                          project.production, area.infrastructure_py, gold_files,
+                          project.production, area.fixed_paths, gold_files,
                           diversify_seed=None if args.no_diversify else args.seed)
         hardened: dict[str, dict[str, str]] = {}
         per_prediction: list[float] = []  # seconds to judge one kill-complete oracle prediction
@@ -118,7 +119,7 @@ def main() -> None:
         root = Path(tmp) / "slot0"
         shutil.copytree(snapshot, root)
         if not args.no_build_executor:
-            spec = WorkerSpec(root=root, features_dir=project.features_dir, python_path=project.python_path,
+            spec = WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir=project.features_dir, python_path=project.python_path,
                               production=project.production,
                               import_packages=[Path(p).name.removesuffix(".py") for p in project.production],
                               preload=True)

@@ -4,7 +4,7 @@ N scenarios of the dataset (each with all its outline rows, as the builder runs 
 run three ways, all measured in this run, one after the other:
 
 - **plain**: untraced (``trace: false``), the baseline;
-- **old**: traced the way it was before issue 26 item 7 (``bench.frameworks.trace_reference``:
+- **old**: traced the way it was before issue 26 item 7 (``bench.frameworks.behave.trace_reference``:
   the worker's environment holds ``REQ2TEST_REFERENCE_TRACE=1``);
 - **new**: traced by the current ``RunRecorder``.
 
@@ -41,9 +41,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from bench.dataset import load_dataset  # noqa: E402
-from bench.frameworks import behave_worker  # noqa: E402
-from bench.frameworks.trace_reference import ENV_FLAG  # noqa: E402
+from bench.frameworks.behave import worker as behave_worker  # noqa: E402
+from bench.frameworks.behave.trace_reference import ENV_FLAG  # noqa: E402
 from bench.frameworks.worker_pool import WorkerSpec  # noqa: E402
+from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
 
 MODES = ("plain", "old", "new")
 
@@ -107,7 +108,7 @@ def main() -> None:
     try:
         root = Path(tmp) / "slot0"
         shutil.copytree(args.dataset / project.snapshot, root)
-        spec = WorkerSpec(root=root, features_dir=project.features_dir, python_path=project.python_path,
+        spec = WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir=project.features_dir, python_path=project.python_path,
                           production=project.production,
                           import_packages=[Path(p).name.removesuffix(".py") for p in project.production],
                           preload=True)

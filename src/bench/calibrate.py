@@ -16,46 +16,39 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.builder.mutation_stage import empty_test_files
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from bench.frameworks.registry import get_framework
 from bench.model import GenerationMetadata, InstanceResult, Prediction
-from bench.testimpl import strip_step_bodies, then_step_targets
+from bench.progress import Progress
 
 CALIBRATIONS = ("oracle", "empty", "then-stripped")
 
 
-def calibration_predictions(dataset_dir: Path) -> dict[str, list[Prediction]]:
+def calibration_predictions(dataset_dir: Path, arms: tuple[str, ...] = CALIBRATIONS) -> dict[str, list[Prediction]]:
+    """The reference predictions of every instance, per arm (``arms``, a subset of ``CALIBRATIONS``)."""
+    unknown = [a for a in arms if a not in CALIBRATIONS]
+    if unknown:
+        raise ValueError(f"no calibration arm named {unknown[0]!r}; available: {', '.join(CALIBRATIONS)}")
     dataset = load_dataset(dataset_dir)
     gold = dataset.load_gold()
-    out: dict[str, list[Prediction]] = {name: [] for name in CALIBRATIONS}
+    out: dict[str, list[Prediction]] = {name: [] for name in arms}
     for inst in dataset.instances:
         project = dataset.project(inst.project)
         snapshot = dataset.root / project.snapshot
-        record = gold[inst.id]
-        if project.framework == "cucumber-js":  # step-definition granularity
-            from bench.frameworks.cucumber_js.calibration import calibration_files
-
-            for name, files in calibration_files(snapshot, record).items():
-                out[name].append(Prediction(instance_id=inst.id, files=files,
-                                            metadata=GenerationMetadata(agent=f"calibration:{name}")))
-            continue
-        code = sorted(f.path for f in record.closure if f.role != "data")
-        oracle = {path: (snapshot / path).read_text(encoding="utf-8") for path in code}
-        empty = empty_test_files(snapshot, record)  # the build ran the same against the kills
-        stripped = dict(oracle)
-        stripped.update(strip_step_bodies(snapshot, code, then_step_targets(record)))
-        for name, files in (("oracle", oracle), ("empty", empty), ("then-stripped", stripped)):
-            out[name].append(Prediction(instance_id=inst.id, files=files,
+        files = get_framework(project.framework).calibration_files(snapshot, [gold[inst.id]])
+        for name in arms:
+            out[name].append(Prediction(instance_id=inst.id, files=files[name],
                                         metadata=GenerationMetadata(agent=f"calibration:{name}")))
     return out
 
 
 def calibrate(dataset_dir: Path, out_dir: Path, options: EvaluateOptions | None = None,
-              progress: Any = None) -> dict[str, dict[str, Any]]:
+              progress: Progress | None = None, arms: tuple[str, ...] = CALIBRATIONS) -> dict[str, dict[str, Any]]:
+    """Evaluate each arm of ``arms`` into ``out_dir/<arm>`` (resumable: a rerun keeps what is done)."""
     out_dir = Path(out_dir)
     summaries = {}
-    for name, predictions in calibration_predictions(dataset_dir).items():
+    for name, predictions in calibration_predictions(dataset_dir, arms).items():
         run_dir = out_dir / name
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / "predictions.jsonl"
@@ -99,7 +92,7 @@ def empty_arm_problem(out_dir: Path) -> str | None:
 class _Prefixed:
     """Reuse one progress display across the three runs (stage() already announced)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Progress | None) -> None:
         self.inner = inner
 
     def stage(self, name: str, total: int | None = None) -> None:
@@ -108,3 +101,7 @@ class _Prefixed:
     def advance(self, n: int = 1) -> None:
         if self.inner is not None:
             self.inner.advance(n)
+
+    def log(self, line: str) -> None:
+        if self.inner is not None:
+            self.inner.log(line)

@@ -3,108 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
+from bench.console import console, out, progress_for
 from bench.dataset import DatasetError, load_dataset
 from bench.formatting import num
-
-console = Console(stderr=True)
-out = Console()
-
-
-class RichProgress:
-    """Progress bars for the long stages of a build."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.progress: Progress | None = None
-        self.task = None
-
-    def stage(self, name: str, total: int | None = None) -> None:
-        if not self.enabled:
-            return
-        if self.progress is None:
-            self.progress = Progress(TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
-            self.progress.start()
-        if self.task is not None:
-            self.progress.update(self.task, completed=self.progress.tasks[-1].total)
-        self.task = self.progress.add_task(name, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        if self.progress is not None and self.task is not None:
-            self.progress.advance(self.task, n)
-
-    def log(self, line: str) -> None:
-        """A line above the bars (a long step that has no bar of its own)."""
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-
-    def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-
-class LineProgress:
-    """Progress for logs (CI, a pipe, nohup): a line when a stage starts and ends, and one per
-    tenth of the stage or per 30 s, whichever comes first; bars would print nothing there."""
-
-    def __init__(self, status: Callable[[], str] | None = None, every_seconds: float = 30.0) -> None:
-        self.status = status
-        self.every_seconds = every_seconds
-        self.name: str | None = None
-        self.total: int | None = None
-        self.done = 0
-        self.started = self.last = 0.0
-
-    def _line(self, text: str) -> None:
-        extra = f" · {self.status()}" if self.status is not None else ""
-        console.print(f"{text}{extra}", highlight=False, soft_wrap=True, markup=False)
-
-    def log(self, line: str) -> None:
-        self._line(line)
-
-    def stage(self, name: str, total: int | None = None) -> None:
-        self._finish()
-        self.name, self.total, self.done = name, total, 0
-        self.started = self.last = time.monotonic()
-        self._line(f"{name}: started" + (f", {total} to do" if total is not None else ""))
-
-    def advance(self, n: int = 1) -> None:
-        if self.name is None:
-            return
-        before, self.done = self.done, self.done + n
-        now = time.monotonic()
-        step = max(1, (self.total or 0) // 10)
-        if self.done // step > before // step or now - self.last >= self.every_seconds:
-            self.last = now
-            of = f"/{self.total}" if self.total is not None else ""
-            self._line(f"{self.name}: {self.done}{of} after {now - self.started:.0f} s")
-
-    def _finish(self) -> None:
-        if self.name is not None:
-            self._line(f"{self.name}: finished {self.done} in {time.monotonic() - self.started:.0f} s")
-            self.name = None
-
-    def close(self) -> None:
-        self._finish()
-
-
-def progress_for(quiet: bool, status: Callable[[], str] | None = None) -> RichProgress | LineProgress:
-    """Bars on a terminal, log lines elsewhere, nothing with --quiet."""
-    if quiet:
-        return RichProgress(enabled=False)
-    return RichProgress(enabled=True) if sys.stderr.isatty() else LineProgress(status)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -188,7 +97,7 @@ def evaluate_command(
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="predictions.jsonl: one prediction a line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created; an existing one resumes).")],
     workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
-    timeout: Annotated[float, typer.Option(help="Seconds the test may run (SPEC: 600).", min=1)] = 600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds the test may run (docs/evaluation.md: 600).", min=1)] = 600.0,
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Evaluate only these ids (repeatable).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
@@ -245,31 +154,42 @@ def calibrate_command(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the oracle/empty/then-stripped runs.")],
     workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    arm: Annotated[list[str] | None, typer.Option(
+        "--arm", help="Run only this arm (oracle, empty, then-stripped); repeat for several. Default: all three.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Evaluate three reference prediction sets made from the ground truth: oracle (must be
     100% kill-complete), empty (must kill nothing) and then-stripped (in between).
 
-    Example:
+    Examples:
 
       req2test calibrate datasets/tinyshop -o runs/calibration
+
+      req2test calibrate datasets/python-pptx -o runs/pptx --arm oracle --arm empty   # the two exact arms only
     """
-    from bench.calibrate import calibrate, empty_arm_problem
+    from bench.calibrate import CALIBRATIONS, calibrate, empty_arm_problem
     from bench.evaluate import EvaluateOptions, EvaluationError
+
+    arms = tuple(dict.fromkeys(arm)) if arm else CALIBRATIONS
+    unknown = [a for a in arms if a not in CALIBRATIONS]
+    if unknown:
+        raise fail(f"--arm {unknown[0]!r}: no such calibration arm (available: {', '.join(CALIBRATIONS)})")
 
     options = EvaluateOptions()
     if workers:
         options.workers = workers
     progress = progress_for(quiet)
     try:
-        summaries = calibrate(dataset, output, options, progress)
+        summaries = calibrate(dataset, output, options, progress, arms=arms)
     except EvaluationError as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished instances are kept under {output}/, rerun to resume", 130) from None
     finally:
         progress.close()
     for name, data in summaries.items():
         print_run_summary(data, title=f"{output}/{name}")
-    problem = empty_arm_problem(output)
+    problem = empty_arm_problem(output) if "empty" in arms else None
     if problem is not None:
         raise fail(problem, code=1)
 

@@ -1,4 +1,4 @@
-"""Paired comparison of two configurations on the instances both scored (SPEC §3).
+"""Paired comparison of two configurations on the instances both scored (docs/experiments.md#comparing-and-reporting).
 
 Binary verdicts (Pass, KillComplete): one-sided exact McNemar, H1 "B succeeds more often than A".
 Continuous scores (API F1, coverage Jaccard, mutant recall): one-sided paired sign-flip, H1

@@ -53,10 +53,19 @@ def environments_root() -> Path:
     return cache / "req2test" / "environments"
 
 
+def normalized(requirements: Sequence[str]) -> list[str]:
+    """Requirements as an environment records them: stripped, without blanks or repeats, sorted."""
+    return sorted({r.strip() for r in requirements if r.strip()})
+
+
+def python_version() -> str:
+    """major.minor of this interpreter: an environment is only reused by the same one."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def environment_key(requirements: Sequence[str]) -> str:
     """The cache key of an environment: its sorted requirements and the interpreter's version."""
-    text = json.dumps({"python": f"{sys.version_info.major}.{sys.version_info.minor}",
-                       "requirements": sorted({r.strip() for r in requirements if r.strip()})})
+    text = json.dumps({"python": python_version(), "requirements": normalized(requirements)})
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -75,7 +84,7 @@ def ensure_environment(requirements: Sequence[str], root: Path | None = None,
     """The interpreter of the environment holding ``requirements`` (made on first need).
 
     ``log``: a callable given one line before a long install (None: silent)."""
-    wanted = sorted({r.strip() for r in requirements if r.strip()})
+    wanted = normalized(requirements)
     root = root or environments_root()
     ready = find_environment(wanted, root)
     if ready is not None:
@@ -114,7 +123,7 @@ def _make(directory: Path, requirements: list[str]) -> None:
         if proc.returncode != 0:
             raise EnvironmentSetupError(f"could not install {' '.join(requirements)}: {pip_reason(proc.stderr)}")
     record = ProjectEnvironment(requirements=requirements,
-                                python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
+                                python_version=python_version(),
                                 base_interpreter=sys.executable)
     (directory / MARKER).write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
 

@@ -2,8 +2,9 @@
 
 Each prediction runs with the project's native runner against the complete production
 code in a workspace that holds only the shared test infrastructure plus the predicted
-files. The first failing stage is read from behave's structured results; a passing test
-then runs against the ground truth's kills (warm executor) for MutRecall.
+files, judged by the project's framework (``Framework.judge``): the first failing stage, then
+for a passing test the ground truth's kills it reproduces (MutRecall, KillComplete), its API
+calls and coverage. Metrics are computed here, the same way for every framework.
 
 The run directory is a journal: ``results.jsonl`` is appended one finished instance at a
 time (flushed and fsynced), so an interrupted run resumes where it stopped and never
@@ -14,50 +15,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from bench import journal
-from bench.builder.closure import TestSide
 from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.evalspace import build_base
 from bench.frameworks.registry import get_framework
 from bench.isolation import IsolationError, resolve_mode
+from bench.judging import EvaluateOptions, Judge, JudgeContext, Judgement, RunTrace, UnsupportedByFramework
 from bench.model import INVALID_SUBMISSION, NO_PREDICTION, GoldTest, Instance, InstanceResult, Outcome, Prediction
-from bench.mutation.executor import load_manifest
-from bench.production_index import ProductionIndex
+from bench.progress import Progress
 from bench.summary import summarize_run
-from bench.verdict import Judgement, VerdictOptions, judge
+
+__all__ = ["EvaluateOptions", "EvaluationError", "ProjectJudging", "UnsupportedByFramework", "evaluate",
+           "ground_truth_files", "load_predictions", "prepare_run"]
 
 
 class EvaluationError(Exception):
     """A user-facing problem (bad predictions file, run dir of another run); one line."""
 
 
-
-
-@dataclass
-class EvaluateOptions:
-    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    timeout: float = 600.0
-    instances: list[str] | None = None
-    resamples: int = 2000
-    mutants: bool = True
-    isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
-    replays: int = 5  # fresh-process replays confirming each KillComplete claim (0: none)
-    seed: int | None = None  # run order of verdict runs; None: fresh randomness per evaluation
-    # production in a behaviour-preserving rewrite of its own per evaluation (bench.mutation.diversify),
-    # and equivalent variants where null runs were: change detectors fail their own clean runs
-    diversify: bool = True
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -92,94 +74,6 @@ def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str],
     return predictions, problems, hashlib.sha256(raw).hexdigest()
 
 
-@dataclass(frozen=True)
-class TestArea:
-    """What a prediction may write: new/changed Python under the features tree, nothing else."""
-
-    __test__ = False
-
-    features_dir: str
-    infrastructure_py: frozenset[str]
-    protected: frozenset[str]  # existing non-Python files of the features tree (fixtures, features)
-    directories: frozenset[str] = frozenset()  # existing directories of the features tree
-    runner_config_files: frozenset[str] = frozenset()  # the framework's configuration file names
-    # the documentation ablation (bench.suite.authored): new feature files the agent wrote are
-    # admitted here, and only here; an existing feature file is never replaced
-    authored_dir: str | None = None
-
-    @classmethod
-    def of(cls, snapshot: Path, features_dir: str, framework: str = "behave") -> TestArea:
-        side = TestSide.scan(snapshot, features_dir)
-        entries = list((snapshot / features_dir).rglob("*"))
-        protected = frozenset(p.relative_to(snapshot).as_posix() for p in entries
-                              if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
-        directories = frozenset(p.relative_to(snapshot).as_posix() for p in entries if p.is_dir())
-        return cls(features_dir, side.infrastructure_py, protected, directories,
-                   get_framework(framework).runner_config_files)
-
-    def rejections(self, files: dict[str, str]) -> list[str]:
-        """Why the submission's files cannot be laid out as a test (empty: they can)."""
-        reasons = self._layout_rejections(files)
-        base = PurePosixPath(self.features_dir)
-        for raw in files:
-            path = PurePosixPath(raw)
-            if any(ord(c) < 32 or ord(c) == 127 for c in raw) or not _encodable(raw):
-                reasons.append(f"{raw!r}: a control character or undecodable name in a path")
-            elif path.is_absolute() or ".." in path.parts or raw != path.as_posix() or raw in ("", "."):
-                reasons.append(f"{raw}: not a plain relative path")
-            elif raw in self.directories:
-                reasons.append(f"{raw}: a directory of the project, not a file")
-            elif base not in path.parents:
-                kind = "runner configuration" if path.name in self.runner_config_files else "outside the test area"
-                reasons.append(f"{raw}: {kind} (only files under {self.features_dir}/ are test code)")
-            elif path.suffix == ".feature" and not self._authored(path, raw):
-                reasons.append(f"{raw}: feature files are the requirement, not test code" + (
-                    f" (authored feature files go under {self.authored_dir}/)" if self.authored_dir else ""))
-            elif raw in self.infrastructure_py:
-                reasons.append(f"{raw}: shared test infrastructure (hooks) cannot be replaced")
-            elif raw in self.protected:
-                reasons.append(f"{raw}: shared fixture/test data cannot be replaced")
-            elif "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-                reasons.append(f"{raw}: bytecode is not test code")
-            elif len(raw.encode("utf-8")) > MAX_PATH_BYTES or any(len(p.encode()) > 255 for p in path.parts):
-                reasons.append(f"{raw[:80]}…: path too long")
-        return reasons
-
-    def _authored(self, path: PurePosixPath, raw: str) -> bool:
-        return (self.authored_dir is not None and PurePosixPath(self.authored_dir) in path.parents
-                and raw not in self.protected)
-
-    @staticmethod
-    def _layout_rejections(files: dict[str, str]) -> list[str]:
-        reasons = []
-        if len(files) > MAX_FILES:
-            reasons.append(f"{len(files)} files (at most {MAX_FILES})")
-        names = set(files)
-        for raw, content in files.items():
-            for parent in PurePosixPath(raw).parents:
-                if parent.as_posix() in names:
-                    reasons.append(f"{raw}: its directory {parent.as_posix()} is also submitted as a file")
-                    break
-            if not _encodable(content):
-                reasons.append(f"{raw}: content is not valid UTF-8 text (e.g. a lone surrogate)")
-            elif len(content.encode("utf-8")) > MAX_FILE_BYTES:
-                reasons.append(f"{raw}: larger than {MAX_FILE_BYTES >> 20} MiB")
-        return reasons
-
-
-MAX_FILES = 200
-MAX_FILE_BYTES = 1 << 20
-MAX_PATH_BYTES = 1024
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 # ----------------------------------------------------------------------------- metrics
 def f1(generated: set[str], truth: set[str]) -> float:
     if not generated and not truth:
@@ -198,18 +92,6 @@ def recall(found: set[str], truth: set[str]) -> float | None:
 
 def line_set(coverage: dict[str, list[int]]) -> set[tuple[str, int]]:
     return {(f, n) for f, lines in coverage.items() for n in lines}
-
-
-def generated_api(trace: dict[str, Any], index: ProductionIndex) -> set[str]:
-    keys = set()
-    for calls in trace.get("direct", {}).values():
-        for file, line, qualname in calls:
-            info = index.lookup(file, line, qualname)
-            if info is not None and info.is_public:
-                keys.add(info.key)
-            elif info is None and qualname.endswith(".__init__"):
-                keys.add(f"{file}:{qualname}")  # generated (dataclass) constructor
-    return keys
 
 
 # ----------------------------------------------------------------------------- the run
@@ -242,7 +124,7 @@ def _clean_text(value: Any) -> Any:
 
 
 def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
-             progress: Any = None) -> dict[str, Any]:
+             progress: Progress | None = None) -> dict[str, Any]:
     options = options or EvaluateOptions()
     try:
         dataset = load_dataset(dataset_dir)
@@ -314,96 +196,49 @@ def _card_sha(root: Path) -> str:
 
 
 class ProjectJudging:
-    """Judging one project's predictions: its submission check, its sandbox base (built once,
-    on first need) and its judge. Used by ``evaluate`` (one scenario per prediction) and by the
-    suite evaluator (one suite prediction judged on each of its scenarios)."""
+    """Judging one project's predictions through its framework's ``Judge``: the submission
+    check, the verdict, and an evaluator bug turned into an infrastructure failure. Used by
+    ``evaluate`` (one scenario per prediction), the suite evaluator (one suite prediction judged on
+    each of its scenarios), the reverse task and the harness's own checks."""
 
     def __init__(self, dataset: Dataset, project_name: str, gold: dict[str, GoldTest], options: EvaluateOptions,
                  tmp: Path, gold_files: set[str], snapshot: Path | None = None,
                  authored_dir: str | None = None) -> None:
         """``snapshot``: judge against this tree instead of the dataset's (the reverse task's predicted
         production). ``authored_dir``: the documentation ablation's directory of agent-written feature
-        files, admitted by the submission check."""
+        files, admitted by the submission check. Raises ``UnsupportedByFramework`` for a task the
+        project's framework does not implement."""
         self.project = dataset.project(project_name)
-        self.dataset, self.tmp, self.gold_files = dataset, tmp, gold_files
-        self.options = options
-        self.own = get_framework(self.project.framework).evaluation(dataset.root, self.project, gold, options)
-        self.traced = bool(getattr(self.own, "traces", False)) if self.own is not None else True
-        self.verdict_options = VerdictOptions(timeout=options.timeout, mutants=options.mutants,
-                                              replays=options.replays, isolation=options.isolation,
-                                              seed=options.seed, untrusted_production=snapshot is not None)
-        snapshot = snapshot or dataset.root / self.project.snapshot
-        self.snapshot = snapshot
-        if self.own is None:
-            self.area = replace(TestArea.of(snapshot, self.project.features_dir, self.project.framework),
-                                authored_dir=authored_dir)
-            self.index: ProductionIndex | None = ProductionIndex(snapshot, self.project.production)
-            self.manifest = load_manifest(dataset.root, project_name) if options.mutants else {}
-        else:
-            self.index, self.manifest = None, {}
-        self._base: Any = None
-        self._base_lock = threading.Lock()
+        context = JudgeContext(dataset_root=dataset.root, project=self.project, gold=gold, options=options, tmp=tmp,
+                               gold_files=frozenset(gold_files), snapshot=snapshot, authored_dir=authored_dir)
+        self.own: Judge = get_framework(self.project.framework).judge(context)
+        self.traced = self.own.traces
+
+    def prepare(self) -> None:
+        """What judging needs before the first verdict (the project's environment); one line."""
+        try:
+            self.own.prepare()
+        except Exception as exc:  # noqa: BLE001 - whatever the framework raises, the run stops with one line
+            raise EvaluationError(str(exc)) from exc
 
     def result_gold(self, gold: GoldTest | None) -> GoldTest | None:
-        """The gold a generation failure's result is scored against: behave's results have always
-        scored such a failure as 0 on every metric (no gold), a framework's own judge by its gold."""
-        return gold if self.own is not None else None
+        """The gold a generation failure's result is scored against (None: 0 on every metric)."""
+        return gold if self.own.failures_scored_by_gold else None
 
     def rejections(self, prediction: Prediction) -> tuple[str | None, list[str]]:
         """Why the prediction is a generation failure without running it (None: it can run), and
         the reasons of the paths the submission check rejected (at most 50)."""
-        files = prediction.files
-        rejected = self.own.rejections(files) if self.own is not None else self.area.rejections(files)
+        rejected = self.own.rejections(prediction.files)
         if rejected:
             return INVALID_SUBMISSION + rejected[0], rejected[:50]
-        if self.own is not None:
-            if not any(content.strip() for content in files.values()):
-                return "no usable test code (no non-empty file)", []
-        elif not any(path.endswith(".py") and content.strip() for path, content in files.items()):
-            return "no usable test code (no non-empty .py file)", []
-        return None, []
+        return self.own.unusable(prediction.files), []
 
     def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
         """The verdict; an evaluator bug becomes an infrastructure failure, never an exception."""
         try:
-            if self.own is not None:
-                return self.own.judge(inst, prediction, gold)
-            return judge(inst, prediction, gold, self.manifest, self.base(), self.tmp, self.verdict_options)
+            return self.own.judge(inst, prediction, gold)
         except Exception as exc:  # noqa: BLE001 - an evaluator bug must not abort the run
             return Judgement(Outcome.infrastructure_failure, f"evaluator error: {type(exc).__name__}: {exc}"[:300])
-
-    def base(self) -> Any:
-        with self._base_lock:  # judged from several threads; built once
-            return self._build_base()
-
-    def _diversify_seed(self) -> int | None:
-        """A fresh seed per evaluation session (a fixed one derived from ``seed`` when given)."""
-        if not self.options.diversify:
-            return None
-        from bench.mutation.diversify import session_seed
-
-        return session_seed(self.options.seed)
-
-    def _python(self) -> str:
-        """The interpreter of the project's own environment (made here on first need from the
-        requirements its card records), else this one."""
-        if not self.project.environment:
-            return sys.executable
-        from bench.environments import EnvironmentSetupError, ensure_environment
-
-        try:
-            return str(ensure_environment(self.project.environment))
-        except EnvironmentSetupError as exc:
-            raise EvaluationError(f"{self.project.name}: {exc}") from exc
-
-    def _build_base(self) -> Any:
-        if self._base is None:
-            project = self.project
-            self._base = build_base(self.snapshot, self.tmp / f"base-{_safe(project.name)}", project.features_dir,
-                                    project.python_path, project.production, self.area.infrastructure_py,
-                                    self.gold_files, project.framework, diversify_seed=self._diversify_seed(),
-                                    python=self._python())
-        return self._base
 
 
 def ground_truth_files(gold: dict[str, GoldTest]) -> set[str]:
@@ -413,11 +248,11 @@ def ground_truth_files(gold: dict[str, GoldTest]) -> set[str]:
 
 def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions: dict[str, Prediction],
                         problems: dict[str, str], todo: list[Instance], journal: Journal,
-                        options: EvaluateOptions, progress: Any) -> None:
+                        options: EvaluateOptions, progress: Progress | None) -> None:
     """Judge every instance in its own sandboxes; ``options.workers`` instances at a time.
 
     One prediction never aborts the run: whatever goes wrong while judging it becomes
-    that instance's result (bench.verdict attributes lost workers), and a bug of the
+    that instance's result (bench.frameworks.behave.verdict attributes lost workers), and a bug of the
     evaluator itself is recorded as an infrastructure failure with its reason."""
     by_project: dict[str, list[Instance]] = {}
     for inst in todo:
@@ -428,6 +263,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
             judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), gold_files)
+            judging.prepare()
             measured = 0.0 if judging.traced else None
 
             def one(inst: Instance, judging: ProjectJudging = judging, measured: float | None = measured) -> None:
@@ -445,8 +281,8 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                 else:
                     started = time.monotonic()
                     judgement = judging.judge(inst, prediction, gold[inst.id])
-                    result = _score(inst, prediction, judgement, gold[inst.id], judging.index,
-                                    time.monotonic() - started, traced=judging.traced)
+                    result = _score(inst, prediction, judgement, gold[inst.id], time.monotonic() - started,
+                                    traced=judging.traced)
                 journal.append(result)
                 if progress is not None:
                     progress.advance()
@@ -454,10 +290,6 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
             with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
                 for future in [pool.submit(one, inst) for inst in instances]:
                     future.result()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest | None = None,
@@ -473,20 +305,18 @@ def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest 
                           evaluation_seconds=0.0, **extra)
 
 
-def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest,
-           index: ProductionIndex | None, seconds: float, traced: bool = False) -> InstanceResult:
-    """Calls and coverage come from behave's trace through ``index``, or, ``traced``, as a
-    framework's own judge measured them (trace ``api``: declaration keys, ``coverage``);
-    neither: both metrics None."""
-    traced = traced or index is not None
+def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: GoldTest, seconds: float,
+           traced: bool) -> InstanceResult:
+    """Calls and coverage as the framework's judge measured them (``Judgement.trace``), or, when
+    the judge measures no trace, both None."""
     extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation}
     if judgement.outcome is not Outcome.passed:
         result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata,
                                coverage=0.0 if traced else None, **extra)
         return result.model_copy(update={"evaluation_seconds": round(seconds, 3)})
-    trace = judgement.trace
+    trace = judgement.trace or RunTrace()
     truth_kills = set(gold.kills)
-    api = generated_api(trace, index) if index is not None else {str(k) for k in trace.get("api", [])}
+    api = set(trace.api)
     # A generated test that fails under a mutant in any way (assertion, error, timeout) detects it;
     # the verdict process counted only detections that reproduced.
     found = judgement.kills
@@ -496,7 +326,7 @@ def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: G
         outcome=judgement.outcome, detail=judgement.detail, ground_truth_kills=len(truth_kills),
         metadata=prediction.metadata,
         api_f1=f1(api, set(gold.api_calls)) if gold.api_calls else None,
-        coverage_jaccard=jaccard(line_set(trace.get("coverage", {})), line_set(gold.covered_lines))
+        coverage_jaccard=jaccard(line_set(trace.coverage), line_set(gold.covered_lines))
         if traced else None,
         mutant_recall=mut_recall,
         kill_complete=bool(truth_kills) and mut_recall == 1.0,

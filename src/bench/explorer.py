@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 from bench.model import InstanceResult, Mutant, Outcome
 from bench.runs import ConfigData, config_dir_name
 
-# The stage ladder of SPEC §3, in order; a result's outcome is the first stage that failed.
+# The stage ladder of docs/evaluation.md#outcomes-the-first-failing-stage, in order; a result's
+# outcome is the first stage that failed.
 LADDER = [("generation", Outcome.generation_failure), ("build", Outcome.build_failure),
           ("binding", Outcome.binding_failure), ("execution", Outcome.execution_failure),
           ("assertion", Outcome.assertion_failure)]

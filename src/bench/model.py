@@ -274,8 +274,12 @@ class ProjectRecord(Frozen):
 
     @property
     def framework(self) -> str:
-        """The registry name of the project's framework (``runner`` is "<name> <version>")."""
-        return self.runner.split()[0] if self.runner.strip() else "behave"
+        """The registry name of the project's framework (``runner`` is "<name> <version>"; a card
+        from before frameworks had names says nothing: those were all behave's)."""
+        return self.runner.split()[0] if self.runner.strip() else LEGACY_FRAMEWORK
+
+
+LEGACY_FRAMEWORK = "behave"  # the framework of every card whose runner is empty
 
 
 class DatasetCard(Frozen):
@@ -324,7 +328,7 @@ class Prediction(BaseModel):
 
 # --------------------------------------------------------------------------- results
 class Outcome(str, Enum):
-    """The stage ladder of SPEC §3: success, or the first failing stage."""
+    """The stage ladder of docs/evaluation.md#outcomes-the-first-failing-stage: success, or the first failing stage."""
 
     generation_failure = "generation_failure"
     build_failure = "build_failure"

@@ -26,12 +26,14 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from bench.environments import pip_reason
+from bench.tree_rules import BUILD_OUTPUT, COVERAGE_DATA, EDITOR_STATE, NOT_PROJECT_CONTENT
 
 SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 # never part of a project's snapshot: VCS data, caches, and installed packages (a JS project's
-# node_modules is provisioned from its lockfile, never copied)
-IGNORED_NAMES = {"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", ".mypy_cache", ".pytest_cache",
-                 "node_modules"}
+# node_modules is provisioned from its lockfile, never copied). Narrower than the views' rule:
+# the snapshot (and its sha256 in every dataset card) has always kept these names, and `build`,
+# `dist` or `venv` can be a project's own package; skipping them would change existing datasets.
+IGNORED_NAMES = NOT_PROJECT_CONTENT - BUILD_OUTPUT - COVERAGE_DATA - EDITOR_STATE - {".ruff_cache", ".nox", "venv"}
 
 
 class SourceError(Exception):
@@ -173,8 +175,9 @@ def _describe(root: Path, spec: str, sha: str) -> ProjectSource:
         tags = [tags]
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise SourceError(f"{pyproject}: [tool.req2test] tags must be a list of behave tags")
-    framework = settings.get("framework", "behave")
-    from bench.frameworks.registry import available, get_framework
+    from bench.frameworks.registry import DEFAULT_FRAMEWORK, available, get_framework
+
+    framework = settings.get("framework", DEFAULT_FRAMEWORK)
 
     known = available()
     if not isinstance(framework, str) or framework not in known:

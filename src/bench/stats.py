@@ -1,7 +1,7 @@
 """Statistics: cluster bootstrap (BCa) CIs and paired tests (exact McNemar, sign-flip).
 
 The cluster is the feature file, resampled within each project; project scores are
-averaged with equal weight (SPEC §3 aggregation).
+averaged with equal weight (docs/evaluation.md#results-metrics-and-aggregation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Aggregate per-instance results into the headline metrics (SPEC §3 aggregation)."""
+"""Aggregate per-instance results into the headline metrics (docs/evaluation.md#results-metrics-and-aggregation)."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset
 from bench.model import ProjectRecord
+from bench.tree_rules import VCS_DATA
 from harness.answer_keys import AnswerKeyScanner
 from harness.views import ground_truth_test_files
 
@@ -67,7 +68,7 @@ def static_audit(tree: Path, project: ProjectRecord, gold_hashes: dict[str, str]
         for name in dirnames:
             if name == "__pycache__":
                 leaks.append(Leak(kind="bytecode", path=str(rel_dir / name)))
-            elif name in (".git", ".hg", ".svn"):
+            elif name in VCS_DATA:
                 leaks.append(Leak(kind="vcs", path=str(rel_dir / name)))
             elif name == "gold" or name == "mutants":
                 leaks.append(Leak(kind=name, path=str(rel_dir / name), detail="dataset directory name"))

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from bench.cli import console, fail
+from bench.cli import fail
+from bench.console import console
 from harness.agents.installers import SPECS, AgentInstallError, install_agent, installed_agent
 
 agents_app = typer.Typer(help="External coding agents: install on request, list what is installed.",

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from bench.cli import console, fail, out
+from bench.cli import fail
+from bench.console import console, out
 
 
 def attribute_command(

@@ -9,7 +9,8 @@ from typing import Annotated, get_args
 
 import typer
 
-from bench.cli import console, fail, progress_for
+from bench.cli import fail
+from bench.console import console, progress_for
 from bench.dataset import DatasetError
 from harness.agents.base import EndReason
 from harness.generate import GenerateError, GenerateOptions, generate

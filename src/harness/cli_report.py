@@ -9,10 +9,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from bench.cli import console, fail, out
+from bench.cli import fail
 from bench.compare import LABELS, compare, render_comparison_markdown
-from bench.formatting import pct, pp
+from bench.console import console, out
 from bench.explorer import write_instance_pages
+from bench.formatting import pct, pp
 from bench.report import build_report, render_html, render_markdown
 from bench.runs import RunsError, load_configs, select_config
 

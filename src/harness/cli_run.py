@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from bench.cli import console, fail, out
+from bench.cli import fail
+from bench.console import console, out
 from bench.dataset import DatasetError
 from bench.evaluate import EvaluationError
 from bench.formatting import num
@@ -134,9 +135,9 @@ def run_command(
 
       req2test compare runs/ab:plain@th runs/ab:grounded@th
     """
-    from harness.experiment.runner import Progress, run_experiment
+    from harness.experiment.runner import RunProgress, run_experiment
 
-    progress = Progress(enabled=not quiet, lines=not sys.stderr.isatty())
+    progress = RunProgress(enabled=not quiet, lines=not sys.stderr.isatty())
     try:
         outcome = run_experiment(experiment, output, executor, progress, instances=instance, limit=limit)
     except _user_errors() as exc:
@@ -194,11 +195,11 @@ def demo_command(
       req2test demo -o runs/demo && xdg-open runs/demo/ab/report.html
     """
     from bench.builder.pipeline import BuildError
-    from bench.cli import progress_for
+    from bench.console import progress_for
     from harness.demo import run_demo
-    from harness.experiment.runner import Progress
+    from harness.experiment.runner import RunProgress
 
-    progress, build_progress = Progress(not quiet, lines=not sys.stderr.isatty()), progress_for(quiet)
+    progress, build_progress = RunProgress(not quiet, lines=not sys.stderr.isatty()), progress_for(quiet)
     try:
         outcome = run_demo(output, dataset, progress, build_progress)
     except (*_user_errors(), BuildError) as exc:

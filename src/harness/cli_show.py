@@ -8,7 +8,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from bench.cli import fail, out
+from bench.cli import fail
+from bench.console import out
 from bench.explorer import instance_page
 from bench.formatting import num
 from bench.runs import RunsError, load_configs, select_config, split_selection

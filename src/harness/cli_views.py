@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from bench.cli import console, fail, out
+from bench.cli import fail
+from bench.console import console, out
 from bench.dataset import DatasetError, load_dataset
 from bench.project import default_cache_dir as sdist_cache_root
 from harness.audit import audit_instance_sandbox

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from harness.experiment.runner import ExperimentRunner, Progress, RunOutcome, prepare
+from bench.progress import Progress
+from harness.experiment.runner import ExperimentRunner, RunOutcome, RunProgress, prepare
 from harness.resources import resource_dir
 
 EXAMPLE = resource_dir("examples", "tinyshop")
@@ -31,7 +32,7 @@ class DemoOutcome(BaseModel):
     summary_path: str
 
 
-def ensure_example_dataset(dataset: Path, progress=None) -> None:
+def ensure_example_dataset(dataset: Path, progress: Progress | None = None) -> None:
     if (dataset / "dataset.json").is_file():
         return
     from bench.builder.pipeline import BuildOptions, build_dataset
@@ -56,13 +57,13 @@ def _experiment_file(template: Path, out_dir: Path, dataset: Path) -> Path:
     return path
 
 
-def _run(path: Path, run_dir: Path, progress: Progress | None) -> RunOutcome:
+def _run(path: Path, run_dir: Path, progress: RunProgress | None) -> RunOutcome:
     experiment, plan, dataset = prepare(path)
     return ExperimentRunner(experiment, plan, dataset, run_dir, progress=progress).run(path.read_text(encoding="utf-8"))
 
 
-def run_demo(out_dir: Path, dataset: Path | None = None, progress: Progress | None = None,
-             build_progress=None) -> DemoOutcome:
+def run_demo(out_dir: Path, dataset: Path | None = None, progress: RunProgress | None = None,
+             build_progress: Progress | None = None) -> DemoOutcome:
     from bench.compare import compare, render_comparison_markdown
     from bench.runs import select_config as load_config
 

@@ -25,14 +25,16 @@ from bench.dataset import load_dataset
 from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, Instance, Prediction, Requirement
+from bench.progress import Progress
+from bench.registry import UnknownName
 from harness.agents.base import Agent, AgentEnv, AgentResult, AgentTask, SuiteTask, Trajectory
+from harness.agents.registry import BUILTIN, MODEL_AGENTS, make_agent
 from harness.llm import Ledger, Limits, Model, ModelConfig, ProviderRefused
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 from harness.sandbox.policy import load_policy
 from harness.submission_rules import ConfigFacts, refusals
 
-BUILTIN_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands", "oracle", "empty", "then-stripped", "none")
-MODEL_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands")
+BUILTIN_AGENTS = tuple(BUILTIN)
 
 
 class GenerateError(Exception):
@@ -67,27 +69,11 @@ safe_name = instance_file_name  # where trajectories go is the explorer's to fin
 
 
 def load_agent(name: str, dataset_dir: Path) -> Agent:
-    if name == "builtin":
-        from harness.agents.builtin import BuiltinAgent
-
-        return BuiltinAgent()
-    from harness.agents.external import EXTERNAL_AGENTS
-
-    if name in EXTERNAL_AGENTS:
-        return EXTERNAL_AGENTS[name]()
-    if name in ("oracle", "empty", "then-stripped", "none"):
-        from harness.agents.calibration import calibration_agent
-
-        return calibration_agent(name, dataset_dir)
-    if ":" in name:  # a user's agent: "package.module:ClassName"
-        import importlib
-
-        module_name, _, class_name = name.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), class_name)()
-        except (ImportError, AttributeError) as exc:
-            raise GenerateError(f"cannot load agent {name!r}: {exc}") from None
-    raise GenerateError(f"unknown agent {name!r}: {', '.join(BUILTIN_AGENTS)} or module:Class")
+    """The agent ``name`` resolves to in ``harness.agents.registry`` (or a user's module:Class)."""
+    try:
+        return make_agent(name, dataset_dir)
+    except UnknownName as exc:
+        raise GenerateError(str(exc)) from None
 
 
 def finished_instances(path: Path) -> set[str]:
@@ -96,7 +82,7 @@ def finished_instances(path: Path) -> set[str]:
 
 
 def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
-             progress: Any = None) -> list[GenerationRecord]:
+             progress: Progress | None = None) -> list[GenerationRecord]:
     ds = load_dataset(dataset_dir)
     run_dir = run_dir.resolve()  # the workspace's git history is addressed by absolute path
     agent = load_agent(options.agent, ds.root)

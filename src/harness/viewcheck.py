@@ -8,12 +8,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset
-from harness.hiding import HIDDEN_MESSAGE
+from bench.frameworks.protocol import HIDDEN_MESSAGE
 from harness.sandbox.base import SandboxPolicy
 from harness.sandbox.instance import InstanceSandbox, open_instance_sandbox
 
@@ -53,7 +54,7 @@ def run_gold_in_sandbox(ds: Dataset, opened: InstanceSandbox, instance_id: str) 
 
 
 def check_views(ds: Dataset, policy: SandboxPolicy, instance_ids: list[str] | None = None,
-                progress=None) -> ViewCheckSummary:
+                progress: Callable[[int, int], None] | None = None) -> ViewCheckSummary:
     ids = instance_ids or [inst.id for inst in ds.instances]
     checks: list[ViewCheck] = []
     work = Path(tempfile.mkdtemp(prefix="req2test-viewcheck-"))

@@ -18,7 +18,6 @@ hash is recorded, so two builds are byte-identical.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -31,18 +30,18 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.frameworks.registry import get_framework
+from bench.frameworks.protocol import BodyHider
+from bench.frameworks.registry import UnknownFramework, get_framework
 from bench.model import Instance, ProjectRecord
+from bench.tree_rules import BYTECODE_SUFFIXES, NOT_PROJECT_CONTENT
 from harness.answer_keys import AnswerKeyScanner
-from harness.hiding import BodyHider, hider_for
 
 ViewKind = Literal["th", "ah"]
 VIEWS_VERSION = "2"  # 2: answer-key documents are dropped
 
 # Never copied into a view: bytecode, VCS metadata, caches, build output.
-_SKIPPED_NAMES = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
-                  ".nox", ".venv", "venv", "build", "dist", ".eggs", ".coverage", ".idea", ".vscode"}
-_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+_SKIPPED_NAMES = NOT_PROJECT_CONTENT
+_SKIPPED_SUFFIXES = (*BYTECODE_SUFFIXES, ".egg-info")
 
 
 class ViewError(Exception):
@@ -164,26 +163,23 @@ def _build(recipe: _Recipe, snapshot: Path, cache: Path, started: float) -> View
     staging = Path(tempfile.mkdtemp(prefix="view-", dir=_ensure(cache.parent)))
     tree = staging / "tree"
     try:
-        features = project.features_dir.rstrip("/")
-        removed: list[str] = []
-        step_sites = _step_sites(snapshot, project)
-        if step_sites is not None:  # step-definition granularity: the statements go, the files stay
-            infrastructure = set(step_sites.infrastructure)
-            rewritten = step_sites.files_without(step_sites.sites, keep_lines=False)
-            removed = sorted(f"{s.file}:{s.line}" for s in step_sites.sites)
-        else:
-            infrastructure = _hook_infrastructure(snapshot, features)
-            rewritten = {}
+        try:
+            framework = get_framework(project.framework)
+        except UnknownFramework as exc:
+            raise ViewError(str(exc)) from None
+        # every scenario's test implementation goes, what the whole suite shares stays
+        side = framework.view_test_side(snapshot, project.features_dir, recipe.gold_test_files)
+        infrastructure = side.infrastructure
+        removed = list(side.removed)
         for source in sorted(_walk(snapshot)):
             rel = source.relative_to(snapshot).as_posix()
-            is_test_code = rel.endswith(".py") and (rel.startswith(features + "/") or rel in recipe.gold_test_files)
-            if step_sites is None and is_test_code and rel not in infrastructure:
+            if rel in side.removed_files:
                 removed.append(rel)
                 continue
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if rel in rewritten:
-                target.write_bytes(rewritten[rel])
+            if rel in side.rewritten:
+                target.write_bytes(side.rewritten[rel])
             else:
                 shutil.copyfile(source, target)
         hidden, kept = _hide(recipe, snapshot, tree)
@@ -223,8 +219,8 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
     hidden: list[str] = []
     kept: list[str] = []
     try:
-        hider = hider_for(get_framework(recipe.project.framework).language.name)
-    except LookupError as exc:  # also an unknown framework (registry.UnknownFramework)
+        hider = get_framework(recipe.project.framework).language.hider()
+    except UnknownFramework as exc:
         raise ViewError(str(exc)) from None
     if recipe.kind == "th":
         by_file: dict[str, set[int]] = {}
@@ -264,46 +260,6 @@ def _rewrite(path: Path, rel: str, should_hide, hider: BodyHider) -> list[str]:
         raise ViewError(f"cannot hide bodies in {rel}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
     path.write_text(text, encoding="utf-8")
     return [f"{rel}:{q}" for q in report.hidden]
-
-
-def _step_sites(snapshot: Path, project: ProjectRecord):
-    """cucumber-js: every step-definition statement of the test side (a view removes them all
-    and keeps the rest of each step file: helpers, world, hooks); None for file-level tests."""
-    if project.framework != "cucumber-js":
-        return None
-    from bench.frameworks.cucumber_js.runner import step_files
-    from bench.frameworks.cucumber_js.testside import TestSideJs
-
-    return TestSideJs(snapshot, step_files(snapshot))
-
-
-def _hook_infrastructure(snapshot: Path, features: str) -> set[str]:
-    """environment.py and the test-side modules it imports, transitively (shared by the suite)."""
-    start = f"{features}/environment.py"
-    if not (snapshot / start).is_file():
-        return set()
-    search = [snapshot / features, snapshot / features / "steps"]
-    keep: set[str] = set()
-    queue = [start]
-    while queue:
-        rel = queue.pop()
-        if rel in keep:
-            continue
-        keep.add(rel)
-        try:
-            tree = ast.parse((snapshot / rel).read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
-            for name in names:
-                for base in search:
-                    for candidate in (base / (name.replace(".", "/") + ".py"),
-                                      base / name.replace(".", "/") / "__init__.py"):
-                        if candidate.is_file():
-                            queue.append(candidate.relative_to(snapshot).as_posix())
-    return keep
 
 
 def _walk(root: Path):

@@ -399,11 +399,11 @@ def then_total(context, n):
 ''')
 
 REPORT_AND_EXIT = _module('''
-# bench.frameworks.forking.report_and_exit — the evaluator's own reporting helper, loaded in
+# bench.frameworks.behave.forking.report_and_exit — the evaluator's own reporting helper, loaded in
 # the worker — is called from the test: the traced clean run reports a pass that "covers"
 # every ground-truth mutant (read from the session request in the caller frames), every
 # mutant run (split-stream child or import-time fallback) reports a kill.
-from bench.frameworks import forking as _forking
+from bench.frameworks.behave import forking as _forking
 ''', FRAMES, FORGED_CLEAN, GIVEN_WHEN, '''
 @then("the total is {n:d}")
 def then_total(context, n):
@@ -503,7 +503,7 @@ def _patch(module):
         "passed": False, "steps_ran": 3, "first_failure": "AssertionError: the total is wrong"}
 
 
-for _name in ("__main__", "bench.frameworks.behave_worker"):
+for _name in ("__main__", "bench.frameworks.behave.worker"):
     if _name in _sys.modules:
         _patch(_sys.modules[_name])
 ''', GIVEN_WHEN, FALSE_THEN)
@@ -1273,7 +1273,7 @@ ATTACKS: list[Attack] = [
     Attack("forge_protocol_reply", 2, "Worker.proto_out + session request from the frames: a forged session "
                                       "reply (pass, every gold kill) written to the protocol; worker killed",
            {STEPS: FORGE_PROTOCOL_REPLY}, NOT_PASS),
-    Attack("report_and_exit", 2, "bench.frameworks.forking.report_and_exit: forged passing clean result, "
+    Attack("report_and_exit", 2, "bench.frameworks.behave.forking.report_and_exit: forged passing clean result, "
                                  "forged kill in every mutant run", {STEPS: REPORT_AND_EXIT}, NOT_PASS),
     Attack("raw_fd_forge", 2, "protocol pipe found via /proc fd tables, kill list via gc: forged reply "
                               "written with os.write; worker killed", {STEPS: RAW_FD_FORGE}, NOT_PASS),

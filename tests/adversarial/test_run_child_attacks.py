@@ -349,7 +349,7 @@ RUN_CHILD_ATTACKS = [
 
 @pytest.mark.parametrize("attack", RUN_CHILD_ATTACKS, ids=lambda a: f"c{a.klass}-{a.name}")
 def test_run_child_attack_is_defeated(attack: Attack, mini_dataset: Path, tmp_path: Path) -> None:
-    from bench.guard.static_scan import scan_prediction
+    from bench.frameworks.behave.guard.static_scan import scan_prediction
 
     assert not scan_prediction(attack.files), "the attack must reach the run child, not stop at the static scan"
     run = run_attack(attack, mini_dataset, tmp_path / attack.name, oracle_files(mini_dataset), timeout=10.0)

@@ -10,12 +10,13 @@ import pytest
 
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
-from bench.evalspace import build_base
-from bench.evaluate import TestArea
+from bench.frameworks.behave.evalspace import build_base
+from bench.frameworks.behave.verdict import VerdictOptions, _Session, judge
+from bench.frameworks.registry import get_framework
 from bench.isolation import resolve_mode
 from bench.model import Outcome, Prediction
 from bench.mutation.executor import load_manifest
-from bench.verdict import VerdictOptions, _Session, judge
+from bench.production_index import ProductionIndex
 from tests.adversarial.attacks import ADD, GIVEN_WHEN, STEPS
 
 pytestmark = pytest.mark.integration
@@ -53,14 +54,16 @@ def _judge(dataset: Path, files: dict[str, str], tmp: Path):
     project = data.card.projects[0]
     gold = data.load_gold()
     snapshot = dataset / project.snapshot
-    area = TestArea.of(snapshot, project.features_dir)
+    area = get_framework("behave").test_area(snapshot, project.features_dir)
     gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
     base = build_base(snapshot, tmp / "base", project.features_dir, project.python_path, project.production,
-                      area.infrastructure_py, gold_files)
+                      area.fixed_paths, gold_files)
     inst = next(i for i in data.instances if i.id == ADD)
     manifest = load_manifest(dataset, project.name)
     options = VerdictOptions(isolation=resolve_mode("auto"), seed=5, timeout=30.0)
-    return judge(inst, Prediction(instance_id=ADD, files=files), gold[ADD], manifest, base, tmp, options), gold[ADD]
+    index = ProductionIndex(snapshot, project.production)
+    return (judge(inst, Prediction(instance_id=ADD, files=files), gold[ADD], manifest, base, tmp, options, index),
+            gold[ADD])
 
 
 def test_the_oracle_reproduces_in_shared_children(mini_dataset: Path, tmp_path: Path) -> None:
@@ -89,13 +92,14 @@ def test_batched_runs_agree_with_pristine_runs_on_the_example(example_dataset: P
     manifest = load_manifest(example_dataset, project.name)
     oracle = {p.instance_id: p for p in calibration_predictions(example_dataset)["oracle"]}
     snapshot = example_dataset / project.snapshot
-    area = TestArea.of(snapshot, project.features_dir)
+    area = get_framework("behave").test_area(snapshot, project.features_dir)
     gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
     base = build_base(snapshot, tmp_path / "base", project.features_dir, project.python_path, project.production,
-                      area.infrastructure_py, gold_files)
+                      area.fixed_paths, gold_files)
     inst = max((i for i in data.instances if gold[i.id].kills), key=lambda i: len(gold[i.id].pool))
     session = _Session(inst, oracle[inst.id], gold[inst.id], manifest, base, tmp_path,
-                       VerdictOptions(isolation=resolve_mode("auto"), seed=1), random.Random(1))
+                       VerdictOptions(isolation=resolve_mode("auto"), seed=1), random.Random(1),
+                       ProductionIndex(snapshot, project.production))
     try:
         session.start_warm()
         assert session.traced()["exit"] == "ok"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.frameworks.registry import get_framework
 from bench.isolation import bwrap_path, wrap
 from harness.runtime import Runtime
 from harness.sandbox.base import SandboxPolicy
@@ -57,7 +58,7 @@ def _sandbox(tmp_path: Path, **policy: object) -> BwrapSandbox:
     view = tmp_path / "view"
     (view / "features").mkdir(parents=True)
     (view / "README").write_text("view\n")
-    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features")
+    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features", get_framework("behave").test_area(view, "features"))
     return BwrapSandbox(SandboxPolicy(name="test", **policy), workspace, _host_runtime())
 
 

@@ -58,10 +58,10 @@ CASES = {
                                          "    raise StepNotImplementedError('todo')")}, "binding_failure"),
     "error": ({STEPS: _variant(when_body="    context.calc.subtract(n)")}, "execution_failure"),
     "assertion": ({STEPS: _variant(then_body="    assert context.calc.total == n + 1")}, "assertion_failure"),
-    # leaving the process behind the runner's back is flagged too (bench.guard)
+    # leaving the process behind the runner's back is flagged too (bench.frameworks.behave.guard)
     "os_exit": ({STEPS: _variant(then_body="    import os; os._exit(0)")}, "tampering"),
     "sys_exit": ({STEPS: _variant(then_body="    import sys; sys.exit(0)")}, "execution_failure"),
-    # signals are flagged by the tamper screens (bench.guard), even to the test's own process
+    # signals are flagged by the tamper screens (bench.frameworks.behave.guard), even to the test's own process
     "kill_self": ({STEPS: _variant(then_body="    import os, signal; os.kill(os.getpid(), signal.SIGKILL)")},
                   "tampering"),
     "loop": ({STEPS: _variant(then_body="    while True:\n        pass")}, "execution_failure"),

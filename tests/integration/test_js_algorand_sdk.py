@@ -43,9 +43,9 @@ def js_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"the js-algorand-sdk corpus cannot be fetched or installed here: {exc}")
     # CI's time: Stryker over the whole SDK takes ~40 min on two cores (the generated model
     # classes alone are half of it); here it mutates a slice (ABI, mnemonics, source maps,
-    # addresses), the full scope is the README's figure
+    # addresses), the full scope is docs/measured.md's figure
     # and builds the scenarios of the features that exercise that slice (CI_TAGS): the whole unit
-    # suite gives 114 instances from 190 scenarios (README), ~25 min of CI's 90 alone
+    # suite gives 114 instances from 190 scenarios (docs/measured.md), ~25 min of CI's 90 alone
     settings = project / "req2test.toml"
     text = settings.read_text().replace('production = ["src"]', f"production = {json.dumps(SLICE)}")
     text = re.sub(r"(?m)^tags = \[.*\]$", f"tags = {json.dumps(CI_TAGS)}", text)
@@ -93,7 +93,7 @@ def test_calibration_is_exact_on_a_sample(js_dataset: Path, tmp_path: Path) -> N
     sets = calibration_predictions(js_dataset)
     gold = load_dataset(js_dataset).load_gold()
     # every verdict run is a fresh node process (~0.7 s): CI judges six instances with at most
-    # 30 kills; the README has the full calibration
+    # 30 kills; docs/measured.md has the full calibration
     ids = sorted(p.instance_id for p in sets["oracle"] if 0 < len(gold[p.instance_id].kills) <= 30)
     sample = sorted(random.Random(0).sample(ids, min(6, len(ids))))
     summaries = {}

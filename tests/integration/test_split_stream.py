@@ -114,14 +114,15 @@ STREAMS_FILES = {
 
 @pytest.mark.integration
 def test_split_stream_verdicts_equal_fresh_processes(tmp_path: Path) -> None:
+    from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
+    from bench.frameworks.behave.fresh import run_fresh
     from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
     from bench.mutation.executor import collect_session
-    from bench.mutation.fresh import run_fresh
     from bench.mutation.generate import generate_mutants
 
     root = write_project(tmp_path / "streams", STREAMS_FILES)
     mutants = generate_mutants(root, ["src/streams"])
-    spec = WorkerSpec(root=root, features_dir="features", python_path=["src"], production=["src/streams"],
+    spec = WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir="features", python_path=["src"], production=["src/streams"],
                       import_packages=["streams"], preload=True, isolation="none")
     runs = {"counting": [3], "countdown": [10], "outline": [20, 21]}
     points: dict[str, dict[str, str]] = {}

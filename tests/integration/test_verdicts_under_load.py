@@ -18,7 +18,8 @@ import pytest
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
-from bench.verdict import EQUIVALENT_PREFIX, _Session
+from bench.frameworks.behave.verdict import _Session
+from bench.judging import EQUIVALENT_PREFIX
 
 pytestmark = pytest.mark.integration
 

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from bench.builder.analysis import TracedScenario
+from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
 from tests.conftest import write_project
 
 
 def _spec(root: Path, preload: bool = True) -> WorkerSpec:
-    return WorkerSpec(root=root, features_dir="features", python_path=["src"], production=["src/minicalc"],
+    return WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir="features", python_path=["src"], production=["src/minicalc"],
                       import_packages=["minicalc"], preload=preload)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.frameworks.change_watch import ChangeWatch
+from bench.frameworks.behave.change_watch import ChangeWatch
 
 
 @pytest.fixture()
@@ -105,7 +105,7 @@ def test_after_rearming_only_new_changes_count(tree: Path) -> None:
 
 
 def test_without_inotify_every_question_is_answered_changed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bench.frameworks.change_watch._libc", lambda: None)
+    monkeypatch.setattr("bench.frameworks.behave.change_watch._libc", lambda: None)
     watch = ChangeWatch(str(tree), skip=[])
     assert not watch.complete
     assert watch.changed() and watch.changed()

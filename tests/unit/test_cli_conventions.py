@@ -56,12 +56,12 @@ def test_every_command_has_examples_in_its_help() -> None:
 def test_progress_logs_lines_when_the_output_is_not_a_terminal(monkeypatch) -> None:
     from rich.console import Console
 
-    from bench import cli
+    from bench import console as display
 
     buffer = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=buffer, width=200))  # never pin the shared console's stream
-    progress = cli.progress_for(quiet=False)
-    assert isinstance(progress, cli.LineProgress)  # pytest's stderr is not a terminal
+    monkeypatch.setattr(display, "console", Console(file=buffer, width=200))  # never pin the shared console's stream
+    progress = display.progress_for(quiet=False)
+    assert isinstance(progress, display.LineProgress)  # pytest's stderr is not a terminal
     progress.stage("scenarios in isolation", 20)
     for _ in range(20):
         progress.advance()
@@ -71,4 +71,5 @@ def test_progress_logs_lines_when_the_output_is_not_a_terminal(monkeypatch) -> N
     assert lines[0] == "scenarios in isolation: started, 20 to do"
     assert sum(1 for line in lines if line.startswith("scenarios in isolation: ") and " after " in line) == 10
     assert lines[-1].startswith("positive/negative validation: finished 0 in")
-    assert isinstance(cli.progress_for(quiet=True), cli.RichProgress) and not cli.progress_for(quiet=True).enabled
+    quiet = display.progress_for(quiet=True)
+    assert isinstance(quiet, display.RichProgress) and not quiet.enabled

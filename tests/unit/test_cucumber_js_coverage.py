@@ -16,7 +16,7 @@ from bench.frameworks.cucumber_js.v8coverage import (
     read_coverage,
     script_coverage,
 )
-from harness.hiding_js import hide_js_bodies
+from bench.frameworks.cucumber_js.hiding import hide_js_bodies
 
 
 def _encode(values: list[int]) -> str:

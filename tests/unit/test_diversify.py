@@ -112,7 +112,7 @@ def test_coverage_of_the_appended_line_is_the_rewrites_own(tmp_path: Path) -> No
     """The appended module line runs on import; the shipped file has no such line, so a traced
     run that imports the module must not cover one line more than the ground truth (the
     python-docx oracle scored coverage Jaccard 0.997 before)."""
-    from bench.evalspace import build_base
+    from bench.frameworks.behave.evalspace import build_base
 
     snapshot = tmp_path / "snap"
     (snapshot / "pkg").mkdir(parents=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bench.frameworks import eval_worker
+from bench.frameworks.behave import eval_worker
 
 STEPS = '''
 import pathlib

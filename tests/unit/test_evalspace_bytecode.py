@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.evalspace import build_base, instance_space
+from bench.frameworks.behave.evalspace import build_base, instance_space
 
 
 def _base(mini_project: Path, tmp_path: Path):

@@ -86,3 +86,45 @@ def test_prerequisites_come_first() -> None:
     assert topological_levels(["c", "b", "a", "d"], deps) == [["a", "d"], ["b"], ["c"]]
     with pytest.raises(ExperimentError, match="cycle"):
         topological_levels(["x"], {"x": ["y"], "y": ["x"]})
+
+
+def test_registered_agents_and_selectors_are_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arm's names are checked against the registries, so a third party's registration is enough."""
+    from harness.agents import registry as agents
+    from harness.agents.calibration import NoneAgent
+    from harness.strategies import selectors
+
+    text = "dataset: d\narms:\n  - {name: a, agent: mine, n: 2, selectors: [best, static]}\n"
+    assert _errors(tmp_path, text) == [
+        f"{tmp_path / 'exp.yaml'}:3: arms[0].agent: unknown agent 'mine': builtin, codex, claude-code, aider, "
+        "openhands, oracle, empty, then-stripped, none or module:Class",
+        f"{tmp_path / 'exp.yaml'}:3: arms[0].selectors: unknown selector 'best': oracle, static, judge, consensus"]
+    monkeypatch.setattr(agents, "REGISTRY", agents.REGISTRY.copy())
+    monkeypatch.setattr(selectors, "REGISTRY", selectors.REGISTRY.copy())
+    agents.REGISTRY.register("mine", NoneAgent)
+    selectors.REGISTRY.register("best", selectors._static)
+    path = tmp_path / "ok.yaml"
+    path.write_text(text, encoding="utf-8")
+    experiment, _ = load_experiment(path)
+    assert (experiment.arms[0].agent, experiment.arms[0].selectors) == ("mine", ["best", "static"])
+    assert "(oracle, static, judge, consensus, best)" in _errors(
+        tmp_path, "dataset: d\narms:\n  - {name: a, agent: mine, n: 2}\n")[0]
+
+
+def test_registered_executors_are_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.experiment import executors
+    from harness.experiment.runner import prepare
+
+    path = tmp_path / "exp.yaml"
+    path.write_text("dataset: nowhere\nexecutor: batch:4\narms:\n  - {name: a, agent: none}\n", encoding="utf-8")
+
+    def executor_lines() -> list[str]:
+        with pytest.raises(ExperimentError) as info:
+            prepare(path)  # the missing dataset is always one of the mistakes
+        return [line for line in str(info.value).splitlines() if ": executor " in line]
+
+    assert executor_lines() == [f"{path}:2: executor: executor 'batch:4': no executor named 'batch'; available: "
+                                f"local, ray; {executors.SPEC_HELP}"]
+    monkeypatch.setattr(executors, "REGISTRY", executors.REGISTRY.copy())
+    executors.REGISTRY.register("batch", lambda argument: executors.LocalExecutor())
+    assert executor_lines() == []

@@ -12,64 +12,21 @@ from pathlib import Path
 import pytest
 
 from bench.frameworks import registry
-from bench.frameworks.behave_framework import BehaveFramework
-from bench.frameworks.protocol import Framework, FreshVerdict, Language, PromptTerms
-from bench.model import Mutant
+from bench.frameworks.behave.framework import BehaveFramework
+from bench.frameworks.protocol import Framework
 from bench.project import SourceError, resolve_source
+from tests.toyfw import ToyFramework  # the smallest complete implementation: what a framework provides
 
 
-class _ToyLanguage(Language):
-    name = "toy"
-    source_suffixes = (".toy",)
-
-    def generate_mutants(self, root: Path, production: list[str]) -> list[Mutant]:
-        return []
-
-    def apply_mutant(self, source: str, mutant: Mutant) -> str:
-        return source
-
-
-class ToyFramework(Framework):
-    """The smallest complete implementation: what a third framework must provide."""
-
-    name = "toy"
-    language = _ToyLanguage()
-    runner_config_files = frozenset({"toy.ini"})
-    build_worker_module = "toy.build_worker"
-    eval_worker_module = "toy.eval_worker"
-
-    def prompt_terms(self) -> PromptTerms:
-        return PromptTerms(runner="toyrunner", language="Toyscript", step_definitions="toy step glue",
-                           hooks_file="hooks.toy", code_fence="toy", run_example="toyrunner run ...")
-
-    def version(self) -> str:
-        return "0.1"
-
-    def runtime_packages(self) -> list[str]:
-        return ["toy==0.1"]
-
-    def run_command(self, feature: str, lines: list[int], *, stop: bool = False,
-                    report: str | None = None) -> list[str]:
-        return ["-m", "toy", *[f"{feature}:{line}" for line in lines]]
-
-    def dry_run_command(self, features_dir: str) -> list[str]:
-        return ["-m", "toy", "--dry", features_dir]
-
-    def parser_differences(self, root, feature):
-        return []
-
-    def fresh_run(self, root, python_path, feature, lines, mutant, timeout, python):
-        return FreshVerdict("survived", 0.0)
+class _NotAFramework:
+    """What a registration may name by mistake: not a ``Framework``."""
 
 
 @pytest.fixture
-def clean_registry():
-    saved = dict(registry._registered), dict(registry._instances)
-    yield
-    registry._registered.clear()
-    registry._registered.update(saved[0])
-    registry._instances.clear()
-    registry._instances.update(saved[1])
+def clean_registry(monkeypatch: pytest.MonkeyPatch):
+    # registrations made by a test go to copies, put back after it
+    monkeypatch.setattr(registry, "_REGISTRY", registry._REGISTRY.copy())
+    monkeypatch.setattr(registry, "_instances", dict(registry._instances))
 
 
 def test_behave_is_the_default_and_built_in() -> None:
@@ -90,8 +47,6 @@ def test_behave_commands_are_what_the_callers_ran_before_the_protocol() -> None:
         "features/a.feature:3"]
     assert behave.dry_run_command("features") == ["-m", "behave", "--dry-run", "--no-summary", "-f", "null",
                                                   "features"]
-    assert behave.build_worker_module == "bench.frameworks.behave_worker"
-    assert behave.eval_worker_module == "bench.frameworks.eval_worker"
 
 
 def test_unknown_name_says_what_is_available() -> None:
@@ -103,16 +58,16 @@ def test_register_a_class_or_an_import_path(clean_registry) -> None:
     registry.register("toy", ToyFramework)
     assert isinstance(registry.get_framework("toy"), ToyFramework)
     assert "toy" in registry.available()
-    registry.register("toy2", f"{__name__}:ToyFramework")
-    assert registry.get_framework("toy2").run_command("f.feature", [1]) == ["-m", "toy", "f.feature:1"]
+    registry.register("toy2", "tests.toyfw:ToyFramework")
+    assert registry.get_framework("toy2").run_command("f.feature", [1])[1:] == ["f.feature:1"]
 
 
 def test_what_is_not_a_framework_is_refused(clean_registry) -> None:
-    registry.register("bad", f"{__name__}:_ToyLanguage")
+    registry.register("bad", f"{__name__}:_NotAFramework")
     with pytest.raises(registry.UnknownFramework, match="not a bench.frameworks.protocol.Framework"):
         registry.get_framework("bad")
     registry.register("missing", "no_such_module_anywhere:Thing")
-    with pytest.raises(registry.UnknownFramework, match="cannot load framework"):
+    with pytest.raises(registry.UnknownFramework, match="cannot load test framework"):
         registry.get_framework("missing")
 
 
@@ -127,8 +82,8 @@ def test_an_incomplete_implementation_cannot_be_instantiated(clean_registry) -> 
 
 def test_an_installed_package_registers_through_its_entry_point(tmp_path: Path, clean_registry,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "toyfw_pkg.py").write_text(textwrap.dedent(f"""
-        from {__name__} import ToyFramework as Installed
+    (tmp_path / "toyfw_pkg.py").write_text(textwrap.dedent("""
+        from tests.toyfw import ToyFramework as Installed
     """), encoding="utf-8")
     dist = tmp_path / "toyfw-0.1.dist-info"
     dist.mkdir()
@@ -182,7 +137,7 @@ def test_the_cli_prints_the_unknown_framework_error_as_written(mini_project: Pat
 def test_prompts_and_the_builtin_agents_tools_speak_the_projects_framework(clean_registry, mini_dataset) -> None:
     from bench.dataset import load_dataset
     from harness.agents.base import AgentTask
-    from harness.agents.builtin import TOOLS, task_messages, tools_for
+    from harness.agents.builtin import TOOL_NAMES, task_messages, tools_for
 
     registry.register("toy", ToyFramework)
     instance = load_dataset(mini_dataset).instances[0]
@@ -196,4 +151,4 @@ def test_prompts_and_the_builtin_agents_tools_speak_the_projects_framework(clean
     assert "Write Toyscript files" in toy_text and "features/hooks.toy" in toy_text and "behave" not in toy_text
     run_tool = next(t for t in tools_for(ToyFramework().prompt_terms()) if t["function"]["name"] == "run")
     assert "toyrunner run ..." in run_tool["function"]["description"]
-    assert TOOLS == tools_for(registry.get_framework("behave").prompt_terms())
+    assert TOOL_NAMES == tuple(t["function"]["name"] for t in tools_for(registry.get_framework("behave").prompt_terms()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 
-from bench.guard import integrity
+from bench.frameworks.behave.guard import integrity
 
 
 def test_a_dataclass_defined_where_behave_execs_step_files_changes_nothing() -> None:

@@ -1,7 +1,7 @@
 """The run child holds no description of its variant (issue 25): it is forked by the zygote, which
 never saw a request, and gets only the variant's compiled code.
 
-A real evaluation worker (``python -m bench.frameworks.eval_worker`` under a wrapper) runs real
+A real evaluation worker (``python -m bench.frameworks.behave.eval_worker`` under a wrapper) runs real
 verdict runs on the mini dataset; the wrapper keeps the screen's hook when the worker installs it and
 switches it off for the probe (which must read what a test could not) in every run child right
 after the test's step modules loaded; the probe searches everything reachable — every object the collector tracks
@@ -37,7 +37,7 @@ def _capture(hook):
 
 
 sys.addaudithook = _capture
-from bench.frameworks import eval_worker as ew
+from bench.frameworks.behave import eval_worker as ew
 
 _load_test = ew.EvalWorker._load_test
 
@@ -118,11 +118,11 @@ ew.main()
 def test_the_run_child_holds_no_description_of_any_variant(mini_dataset: Path, tmp_path: Path) -> None:
     from bench.calibrate import calibration_predictions
     from bench.dataset import load_dataset
-    from bench.evalspace import build_base, instance_space
-    from bench.evaluate import TestArea
-    from bench.frameworks.eval_sandbox import EvalSandbox
+    from bench.frameworks.behave.eval_sandbox import EvalSandbox
+    from bench.frameworks.behave.evalspace import build_base, instance_space
+    from bench.frameworks.behave.verdict import _wire
+    from bench.frameworks.registry import get_framework
     from bench.mutation.executor import load_manifest
-    from bench.verdict import _wire
     from tests.adversarial.attacks import ADD
 
     data = load_dataset(mini_dataset)
@@ -130,10 +130,10 @@ def test_the_run_child_holds_no_description_of_any_variant(mini_dataset: Path, t
     gold = data.load_gold()
     manifest = load_manifest(mini_dataset, project.name)
     snapshot = mini_dataset / project.snapshot
-    area = TestArea.of(snapshot, project.features_dir)
+    area = get_framework("behave").test_area(snapshot, project.features_dir)
     gold_files = {f.path for g in gold.values() for f in g.closure if f.role != "data"}
     base = build_base(snapshot, tmp_path / "base", project.features_dir, project.python_path, project.production,
-                      area.infrastructure_py, gold_files)
+                      area.fixed_paths, gold_files)
     oracle = {p.instance_id: p for p in calibration_predictions(mini_dataset)["oracle"]}[ADD]
     inst = next(i for i in data.instances if i.id == ADD)
     space = instance_space(base, oracle.files, tmp_path / "space")

@@ -33,10 +33,10 @@ os.chdir(root)
 for entry in reversed(cfg["python_path"]):
     sys.path.insert(0, os.path.join(root, entry))
 import behave, behave.model, behave.runner  # warm, as the worker
-from bench.frameworks import behave_worker as bw
+from bench.frameworks.behave import worker as bw
 for name in cfg["import_packages"]:
     __import__(name)
-from bench.guard import audit_hook, integrity
+from bench.frameworks.behave.guard import audit_hook, integrity
 
 features_dir = os.path.join(root, "features")
 production_dirs = [os.path.join(root, p) for p in cfg["production"]]

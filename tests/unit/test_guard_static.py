@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.guard.findings import TamperFinding
-from bench.guard.static_scan import KINDS, scan_prediction, scan_source
+from bench.frameworks.behave.guard.findings import TamperFinding
+from bench.frameworks.behave.guard.static_scan import KINDS, scan_prediction, scan_source
 from tests.conftest import EXAMPLE
 
 PDX_VERSION = "1.2.0"
@@ -87,10 +87,10 @@ POSITIVE: dict[str, list[str]] = {
     ],
     "evaluator_internals": [
         "import bench",
-        "from bench.frameworks import behave_worker",
+        "from bench.frameworks.behave import worker",
         "import coverage",
         "from harness import agents",
-        "import importlib\nimportlib.import_module('bench.guard.audit_hook')",
+        "import importlib\nimportlib.import_module('bench.frameworks.behave.guard.audit_hook')",
     ],
     "sys_modules": [
         "import sys\nsys.modules['bench'].x = 1",

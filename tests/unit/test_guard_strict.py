@@ -1,4 +1,4 @@
-"""The run child's deny-by-default screen (bench.guard.strict_hook), rule by rule.
+"""The run child's deny-by-default screen (bench.frameworks.behave.guard.strict_hook), rule by rule.
 
 An audit hook can never be removed, so everything happens in a subprocess: a driver prepares
 the screen for a small workspace (a "prediction" step file and a production package), puts the
@@ -22,7 +22,7 @@ root = cfg["root"]
 os.chdir(root)
 sys.path[:0] = [os.path.join(root, "src"), os.path.join(root, "features", "steps")]
 import prodpkg.core  # production, imported before the screen (as the warm worker does)
-from bench.guard import strict_hook
+from bench.frameworks.behave.guard import strict_hook
 
 made = strict_hook.make_gates()
 prepared = strict_hook.prepare(prediction_files={os.path.join(root, "features", "steps", "probes.py")},

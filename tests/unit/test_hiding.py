@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.hiding import hide_bodies
+from bench.frameworks.registry import get_framework
+from bench.languages.python_hiding import hide_bodies
 from harness.sandbox.base import SandboxError
 from harness.sandbox.policy import available_policies, load_policy
 from harness.sandbox.workspace import Workspace
@@ -107,7 +108,7 @@ def test_workspace_diff_keeps_tests_discards_production_ignores_caches(tmp_path:
     (view / "src" / "lib.py").write_text("X = 1\n")
     (view / "features" / "a.feature").write_text("Feature: a\n")
     (view / "features" / "environment.py").write_text("")
-    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features")
+    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features", get_framework("behave").test_area(view, "features"))
     assert not (tmp_path / "ws" / ".git").exists()  # history stays outside what the agent sees
     root = workspace.root
     (root / "features" / "steps" / "a_steps.py").write_text("from behave import given\n")
@@ -132,7 +133,7 @@ def test_local_backend_needs_opt_in_and_says_it_is_not_isolated(tmp_path: Path) 
 
     view = tmp_path / "view"
     (view / "features").mkdir(parents=True)
-    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "h.git", "features")
+    workspace = Workspace.create(view, tmp_path / "ws", tmp_path / "h.git", "features", get_framework("behave").test_area(view, "features"))
     with pytest.raises(SandboxError, match="allow_local"):
         LocalSandbox(SandboxPolicy(name="x", backend="local"), workspace).start()
     sandbox = LocalSandbox(load_policy("local"), workspace)
@@ -146,29 +147,10 @@ def test_local_backend_needs_opt_in_and_says_it_is_not_isolated(tmp_path: Path) 
     assert report.isolated is False and "NOT ISOLATED" in report.notes[0]
 
 
-def test_views_find_the_body_hider_by_language() -> None:
-    import pytest
+def test_every_language_brings_its_body_hider() -> None:
+    from bench.frameworks.cucumber_js.hiding import JsHider
+    from bench.frameworks.registry import get_framework
+    from bench.languages.python_hiding import PythonHider
 
-    from harness.hiding import _HIDERS, PythonHider, hider_for, register_hider
-
-    assert isinstance(hider_for("python"), PythonHider)
-    # The list of known languages depends on which hiders earlier tests loaded (typescript loads lazily).
-    with pytest.raises(LookupError, match="no body hider for 'cobol' \\(have: python"):
-        hider_for("cobol")
-    from harness.hiding_js import JsHider
-
-    assert isinstance(hider_for("typescript"), JsHider)
-
-    class UpperHider:
-        language = "shout"
-        source_suffixes = (".shout",)
-
-        def hide_bodies(self, source, should_hide):
-            from harness.hiding import HidingReport
-            return source.upper(), HidingReport(hidden=["all"])
-
-    try:
-        register_hider(UpperHider())
-        assert hider_for("shout").hide_bodies("x", lambda q, l: True)[0] == "X"
-    finally:
-        _HIDERS.pop("shout", None)
+    assert isinstance(get_framework("behave").language.hider(), PythonHider)
+    assert isinstance(get_framework("cucumber-js").language.hider(), JsHider)

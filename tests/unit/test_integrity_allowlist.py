@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from bench.guard import integrity
+from bench.frameworks.behave.guard import integrity
 
 
 def test_a_warning_issued_by_behave_is_not_a_runner_change() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.frameworks.eval_sandbox import _CLAIM, _INIT_REPLY, _RUNS_REPLY, WorkerLost, _validated
-from bench.verdict import claim_verdict
+from bench.frameworks.behave.eval_sandbox import _CLAIM, _INIT_REPLY, _RUNS_REPLY, WorkerLost, _validated
+from bench.frameworks.behave.verdict import claim_verdict
 
 
 def _claim(**over: object) -> dict[str, object]:

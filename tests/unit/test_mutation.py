@@ -94,16 +94,17 @@ def test_executor_agrees_with_a_fresh_process(mini_dataset: Path) -> None:
     from dataclasses import replace
 
     from bench.dataset import load_dataset
+    from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
+    from bench.frameworks.behave.fresh import run_fresh
     from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
     from bench.mutation.executor import collect_session, fallback_jobs, load_manifest, pool_for, resolve_fallbacks
-    from bench.mutation.fresh import run_fresh
 
     dataset = load_dataset(mini_dataset)
     project = dataset.card.projects[0]
     root = mini_dataset / project.snapshot
     manifest = load_manifest(mini_dataset, project.name)
     gold = dataset.load_gold()
-    spec = WorkerSpec(root=root, features_dir="features", python_path=["src"], production=["src/minicalc"],
+    spec = WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir="features", python_path=["src"], production=["src/minicalc"],
                       import_packages=["minicalc"], preload=True)
     compared, import_time = 0, 0
     with WorkerPool(spec) as pool, WorkerPool(replace(spec, preload=False, import_packages=[])) as bare:

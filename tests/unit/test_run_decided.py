@@ -18,7 +18,7 @@ DRIVER = textwrap.dedent('''
     import json, os, sys
     root, stop = sys.argv[1], sys.argv[2] == "stop"
     os.chdir(root)
-    from bench.frameworks import behave_worker as bw
+    from bench.frameworks.behave import worker as bw
     worker = bw.Worker(sys.stderr)
     features_dir = os.path.join(root, "features")
     worker.root, worker.features_dir, worker.production_dirs = root, features_dir, []
@@ -100,7 +100,7 @@ def test_without_stop_the_run_is_behaves_whole_run(tmp_path: Path) -> None:
 
 def test_workers_notice_a_mock_servers_shutdown_without_the_half_second_poll() -> None:
     code = ("import socketserver\n"
-            "from bench.frameworks import behave_worker as bw\n"
+            "from bench.frameworks.behave import worker as bw\n"
             "bw._shorten_idle_polls(); bw._shorten_idle_polls()\n"
             "print(socketserver.BaseServer.serve_forever.__defaults__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -112,7 +112,7 @@ def test_split_stream_stops_forking_once_the_run_has_started_threads() -> None:
     would be gone and the mutant's run would hang (a false kill by timeout)."""
     import threading
 
-    from bench.frameworks.split_stream import SplitStream
+    from bench.frameworks.behave.split_stream import SplitStream
 
     stream = SplitStream({"s0": [{"id": "m1"}], "s1": [{"id": "m2"}]}, 5.0,
                          prepare=lambda mutant: None, summarize=lambda result: result)

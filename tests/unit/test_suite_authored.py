@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.evaluate import TestArea
+from bench.frameworks.protocol import TestAreaSpec
+from bench.frameworks.registry import get_framework
 from bench.model import Outcome
 from bench.suite.authored import (
     DocumentedDeclaration,
@@ -48,12 +49,12 @@ Feature: Own scenarios
 """
 
 
-def _area(tmp_path: Path) -> TestArea:
+def _area(tmp_path: Path) -> TestAreaSpec:
     features = tmp_path / "features"
     (features / "steps").mkdir(parents=True)
     (features / "a.feature").write_text("Feature: a\n")
     (features / "environment.py").write_text("")
-    return replace(TestArea.of(tmp_path, "features"), authored_dir=authored_dir("features"))
+    return replace(get_framework("behave").test_area(tmp_path, "features"), authored_dirs=(authored_dir("features"),))
 
 
 def test_only_new_feature_files_under_the_authored_directory_are_admitted(tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_only_new_feature_files_under_the_authored_directory_are_admitted(tmp_pa
     assert any("features/a.feature: feature files are the requirement" in r for r in rejected)
     assert any("authored feature files go under features/authored/" in r for r in rejected)
     # without the ablation nothing changes: a feature file is never test code
-    plain = TestArea.of(tmp_path, "features")
+    plain = get_framework("behave").test_area(tmp_path, "features")
     assert plain.rejections({"features/authored/own.feature": FEATURE}) == [
         "features/authored/own.feature: feature files are the requirement, not test code"]
 

@@ -1,6 +1,6 @@
 """The traced run made cheaper (issue 26 item 7) records exactly what the reference did.
 
-``bench.frameworks.trace_reference`` keeps the traced run as it was; a worker started with
+``bench.frameworks.behave.trace_reference`` keeps the traced run as it was; a worker started with
 ``REQ2TEST_REFERENCE_TRACE=1`` records with it. Both workers run the same scenarios traced and
 must return the same result: coverage, first points, points, direct calls, executed
 functions, step files, opened files, steps. Timing is benchmarks/trace_cost.py's business.
@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bench.frameworks.trace_reference import ENV_FLAG
+from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
+from bench.frameworks.behave.trace_reference import ENV_FLAG
 from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
 from tests.conftest import EXAMPLE, write_project
 
@@ -172,7 +173,7 @@ EDGE_FILES = {
 
 
 def _spec(root: Path, production: str, package: str, reference: bool) -> WorkerSpec:
-    return WorkerSpec(root=root, features_dir="features", python_path=["src"], production=[production],
+    return WorkerSpec(worker_module=BUILD_WORKER_MODULE, framework="behave", root=root, features_dir="features", python_path=["src"], production=[production],
                       import_packages=[package], preload=True,
                       extra_env={ENV_FLAG: "1"} if reference else {})
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench.model import Mutant, Outcome
-from bench.verdict import _Session, _Unstable, _wire, claim_verdict, ladder
+from bench.frameworks.behave.verdict import _Session, _Unstable, _wire, claim_verdict, ladder
 
 
 def _mutant(i: int, replacement: str = "x - 1") -> Mutant:
@@ -122,7 +122,7 @@ def test_a_failing_clean_run_makes_the_claim_unstable() -> None:
 
 
 def test_findings_in_any_run_are_tampering() -> None:
-    from bench.verdict import _Tampering
+    from bench.frameworks.behave.verdict import _Tampering
 
     finding = {"kind": "introspection", "path": "features/steps/x.py", "line": 3, "evidence": "sys._getframe"}
     warm = _FakeWarm(lambda m: _claim(True, findings=[finding]))
@@ -196,7 +196,7 @@ def test_a_kill_that_shows_in_no_second_run_is_unstable() -> None:
 
 
 def test_a_test_that_fails_equivalent_variants_again_while_production_passes_is_tampering() -> None:
-    from bench.verdict import _Tampering
+    from bench.frameworks.behave.verdict import _Tampering
 
     # a change detector: fails whatever swaps code in, equivalent variants included
     session = _session(_FakeWarm(lambda m: _claim(m is None)))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.frameworks.registry import get_framework
 from harness.sandbox.base import SandboxError
 from harness.sandbox.workspace import LINK_REASON, MAX_TEST_FILE_BYTES, NotCollected, Workspace, collect_file
 
@@ -29,7 +30,7 @@ def _workspace(tmp_path: Path) -> Workspace:
     (view / "features" / "a.feature").write_text("Feature: a\n")
     (view / "src").mkdir()
     (view / "src" / "lib.py").write_text("X = 1\n")
-    return Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features")
+    return Workspace.create(view, tmp_path / "ws", tmp_path / "history.git", "features", get_framework("behave").test_area(view, "features"))
 
 
 @pytest.fixture

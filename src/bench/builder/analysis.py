@@ -104,7 +104,7 @@ def analyse_calls(traced: TracedScenario, index: ProductionIndex, python_path: l
             when_keys |= keys
         else:
             then_only_candidates |= keys
-    # Constructors called only from Then steps are excluded (SPEC §1).
+    # Constructors called only from Then steps are excluded (docs/building.md#what-build-does).
     targets = {k for k in when_then if not (_is_constructor(k) and k not in when_keys)}
 
     api = _declarations(all_keys, index)

@@ -1,6 +1,6 @@
 """The test side of a behave project: infrastructure vs. per-scenario Test Implementation.
 
-Rule (SPEC §2-III, made explicit):
+Rule (docs/building.md#rules-that-needed-a-decision, made explicit):
 - *infrastructure* = the hook file (``environment.py``) and the test-side Python
   modules it imports, plus every non-Python file of the features tree (feature
   files, fixtures, test data). Views and both validation workspaces keep it.

@@ -34,12 +34,13 @@ from bench.mutation.executor import (
     session_request,
 )
 from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES
+from bench.progress import Progress
 from bench.testimpl import strip_step_bodies, then_step_targets
 
 
 def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str], python_path: list[str],
                        instances: list[Instance], gold: dict[str, GoldTest], infrastructure_py: set[str],
-                       timeout: float, progress: Any,
+                       timeout: float, progress: Progress,
                        infer_stripped: bool = True, layout: WorkspaceLayout | None = None,
                        ) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     """``infer_stripped``: a ground-truth kill whose failing run executed no Then step
@@ -214,7 +215,7 @@ def empty_test_files(root: Path, record: GoldTest) -> dict[str, str]:
 
 def _infrastructure_kills(instances: list[Instance], gold: dict[str, GoldTest], outcomes: dict[str, SessionOutcome],
                           by_id: dict[str, Mutant], work: Path, infrastructure_py: set[str], timeout: float,
-                          progress: Any, workspace_pool: Any, packages: list[str]) -> tuple[dict[str, set[str]], int]:
+                          progress: Progress, workspace_pool: Any, packages: list[str]) -> tuple[dict[str, set[str]], int]:
     """Per instance, the ground-truth kills its empty test makes too; and how many empty tests
     did not pass clean (they detect nothing). Coverage decides first: a kill whose mutant the
     empty test's clean run never reaches is decided without a run."""
@@ -253,7 +254,7 @@ def _infrastructure_kills(instances: list[Instance], gold: dict[str, GoldTest], 
     return found, not_passing
 
 
-def _map_longest_first(pool: WorkerPool, requests: list[Any], weights: list[int], progress: Any) -> list[dict[str, Any]]:
+def _map_longest_first(pool: WorkerPool, requests: list[Any], weights: list[int], progress: Progress) -> list[dict[str, Any]]:
     """``pool.map`` with the heaviest sessions handed out first (replies in request order):
     the slots then finish together instead of one waiting for a large session taken last."""
     order = sorted(range(len(requests)), key=lambda i: -weights[i])

@@ -1,4 +1,6 @@
-"""``req2test build``: stages II–V of SPEC §2 for a behave project → a dataset directory."""
+"""``req2test build``: a project → a dataset directory, built by its framework's ``Builder``;
+and the warm-worker pipeline (stages II–V: isolation runs, closure, validation, analysis,
+mutants) that behave's builder runs."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from bench import __version__
 from bench.builder.analysis import TracedScenario, analyse_calls, hidden_functions
@@ -26,6 +28,7 @@ from bench.builder.stats import table2
 from bench.builder.workspaces import WorkspaceLayout, WorkspacePool, materialize
 from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
+from bench.frameworks.protocol import Framework
 from bench.frameworks.registry import get_framework
 from bench.frameworks.worker_pool import WorkerError, WorkerPool, WorkerSpec
 from bench.gherkin_reader import FeatureFile, read_feature_file
@@ -42,6 +45,7 @@ from bench.model import (
 )
 from bench.mutation.executor import write_manifest
 from bench.production_index import ProductionIndex
+from bench.progress import NullProgress, Progress
 from bench.project import (
     IGNORED_NAMES,
     ProjectSource,
@@ -51,30 +55,13 @@ from bench.project import (
     with_own_environment,
 )
 
-# Scenarios tagged like this need a browser or a live service (SPEC §2-II).
+# Scenarios tagged like this need a browser or a live service (docs/building.md#what-build-does).
 LIVE_TAGS = frozenset({"browser", "selenium", "webdriver", "javascript", "js", "live", "network",
                        "online", "external", "manual", "requires_network", "slow_network"})
 
 
 class BuildError(Exception):
     """A user-facing build failure; the message is one line."""
-
-
-class Progress(Protocol):
-    def stage(self, name: str, total: int | None = None) -> None: ...
-    def advance(self, n: int = 1) -> None: ...
-    def log(self, line: str) -> None: ...
-
-
-class NullProgress:
-    def stage(self, name: str, total: int | None = None) -> None:
-        pass
-
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def log(self, line: str) -> None:
-        pass
 
 
 @dataclass
@@ -142,7 +129,7 @@ def build_dataset(source_arg: str, out_dir: Path, options: BuildOptions | None =
         missing = missing_dependencies(source)
         if missing and options.install_deps:
             try:
-                source = with_own_environment(source, missing, log=getattr(progress, "log", None))
+                source = with_own_environment(source, missing, log=progress.log)
             except SourceError as exc:
                 raise BuildError(str(exc)) from exc
         elif missing:
@@ -174,11 +161,16 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress: Progress,
            timer: StageTimer, tmp: Path) -> DatasetCard:
+    return get_framework(source.framework).builder().build(source, out_dir, options, progress, timer, tmp)
+
+
+def build_with_warm_workers(framework: Framework, worker_module: str, source: ProjectSource, out_dir: Path,
+                            options: BuildOptions, progress: Progress, timer: StageTimer,
+                            tmp: Path) -> DatasetCard:
+    """The warm-worker pipeline: stages II–V run by ``worker_module`` (``python -m``), a worker
+    that speaks the build requests of ``bench.frameworks.messages`` in the project's Python
+    (behave's ``Builder`` is this; another Python framework with such a worker can reuse it)."""
     project = options.name or source.name
-    framework = get_framework(source.framework)
-    own = framework.build_project(source, out_dir, options, progress, timer, tmp)
-    if own is not None:  # a framework with its own runs (cucumber-js)
-        return own
     with timer("prepare"):
         roots = [tmp / f"slot{i}" for i in range(max(1, options.workers))]
         for root in roots:
@@ -202,12 +194,12 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
         raise BuildError(str(exc)) from exc
     spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path, python=source.python,
                       production=source.production, import_packages=packages, preload=True,
-                      isolation=isolation, framework=framework.name)
+                      isolation=isolation, framework=framework.name, worker_module=worker_module)
     try:
         with WorkerPool(spec, roots) as pool:
             init = pool.init_reply
             if init.get("load_error"):
-                raise BuildError("the project's behave suite fails to initialize: "
+                raise BuildError(f"the project's {framework.name} suite fails to initialize: "
                                  + init["load_error"].strip().splitlines()[0])
             broken = [p for p in packages if p in init.get("import_errors", {})]
             if broken:
@@ -220,7 +212,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
             with timer("isolation_runs"):
                 _isolation_runs(pool, candidates, options, progress)
     except WorkerError as exc:
-        raise BuildError(f"the behave worker failed: {exc}") from exc
+        raise BuildError(f"the {framework.name} worker failed: {exc}") from exc
     _explain_isolation_failures(candidates, source, work, options, spec.isolation)
 
     passing: list[Candidate] = []
@@ -243,7 +235,7 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
             with WorkspacePool(replace(spec, preload=False), roots, layout) as pool:
                 _validation_runs(pool, passing, test_side, options, progress)
         except WorkerError as exc:
-            raise BuildError(f"the behave worker failed during validation: {exc}") from exc
+            raise BuildError(f"the {framework.name} worker failed during validation: {exc}") from exc
         _explain_validation_failures(passing, source, work, layout, options, spec.isolation)
 
     validated = validation_verdicts(passing, exclusions, "closure alone", "its test implementation")
@@ -265,10 +257,10 @@ def _build(source: ProjectSource, out_dir: Path, options: BuildOptions, progress
                     set(test_side.infrastructure_py), options.timeout, progress,
                     infer_stripped=options.infer_stripped, layout=layout)
             except WorkerError as exc:
-                raise BuildError(f"the behave worker failed during mutant execution: {exc}") from exc
+                raise BuildError(f"the {framework.name} worker failed during mutant execution: {exc}") from exc
 
     with timer("write"):
-        card = _write(out_dir, project, source, instances, gold, exclusions, timer, options,
+        card = write_dataset(out_dir, project, source, instances, gold, exclusions, timer, options,
                       features_total, scenarios_total, shadowed, warnings, sorted(import_time),
                       mutants, mutation, spec.isolation)
     return card
@@ -522,7 +514,7 @@ def _analyse(project: str, source: ProjectSource, validated: list[Candidate], in
                                         negative_initialized=cand.negative_initialized),
             test_level_evidence=analysis.level_evidence,
             runtime_seconds=round(cand.runtime, 4))
-    instances.sort(key=lambda i: _id_order(i.id))
+    instances.sort(key=lambda i: id_order(i.id))
     return instances, gold
 
 
@@ -532,12 +524,12 @@ def _runner_label(name: str) -> str:
     return f"{framework.name} {framework.version()}"
 
 
-def _id_order(instance_id: str) -> tuple[str, int]:
+def id_order(instance_id: str) -> tuple[str, int]:
     path, _, line = instance_id.rpartition(":")
     return path, int(line)
 
 
-def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
+def write_dataset(out_dir: Path, project: str, source: ProjectSource, instances: list[Instance],
            gold: dict[str, GoldTest], exclusions: list[Exclusion], timer: StageTimer,
            options: BuildOptions, features_total: int, scenarios_total: int, shadowed: int,
            warnings: list[str], import_time: list[str], mutants: list, mutation: dict[str, Any],
@@ -581,7 +573,7 @@ def _write(out_dir: Path, project: str, source: ProjectSource, instances: list[I
         name=options.name or project, builder_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         projects=[record],
-        scored_instances=sorted({i.group for i in instances}, key=_id_order),
+        scored_instances=sorted({i.group for i in instances}, key=id_order),
         exclusions=exclusions,
         hidden_rule={"shared_threshold": options.shared_threshold,
                      "rule": instances[0].view.hidden_rule if instances else ""},

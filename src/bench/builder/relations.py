@@ -1,4 +1,4 @@
-"""Requirement relations and identical-implementation groups (SPEC §2-V).
+"""Requirement relations and identical-implementation groups (docs/building.md#rules-that-needed-a-decision).
 
 Rules, stated so a user can check them:
 - ``A variant_of B``: A and B run the same set of step definitions in their Given and

@@ -2,7 +2,7 @@
 
 STANDARD LIBRARY ONLY: the worker imports this module inside the project's environment,
 where pydantic may be missing. The verdict process validates every reply against these
-types with pydantic in strict mode (``bench.frameworks.eval_sandbox``): a reply that does
+types with pydantic in strict mode (``bench.frameworks.behave.eval_sandbox``): a reply that does
 not fit is a broken worker (``WorkerLost``), never a coerced value — ``"yes"`` is not
 ``True``. What a run child reported stays inside ``RunClaim.result`` as the child wrote
 it: a claim the verdict process reads defensively, key by key.
@@ -53,7 +53,7 @@ class EvalInitReply(TypedDict):
     python: NotRequired[str]
 
 
-class WorkerError(TypedDict):
+class WorkerErrorReply(TypedDict):
     """The reply to a request the worker could not serve (a bug or a broken environment)."""
 
     error: str

@@ -6,70 +6,47 @@ installed package, through the ``req2test.frameworks`` entry point group::
 
     [project.entry-points."req2test.frameworks"]
     mytool = "mypackage.framework:MyToolFramework"
+
+The lookup itself is ``bench.registry.Registry``, the idiom every pluggable kind shares;
+this module adds one instance per name (a framework caches what it learns about its runner).
 """
 
 from __future__ import annotations
 
-import importlib
-from importlib import metadata
-
 from bench.frameworks.protocol import Framework
+from bench.registry import Registry, UnknownName
 
 ENTRY_POINT_GROUP = "req2test.frameworks"
 DEFAULT_FRAMEWORK = "behave"
 
-_BUILTIN: dict[str, str] = {
-    "behave": "bench.frameworks.behave_framework:BehaveFramework",
-    "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework",
-}
-_registered: dict[str, type[Framework] | str] = {}
+
+class UnknownFramework(UnknownName):
+    """No framework of that name is built in, registered or installed (or it does not load)."""
+
+
+_REGISTRY: Registry[type[Framework]] = Registry(
+    "test framework", Framework,
+    {"behave": "bench.frameworks.behave.framework:BehaveFramework",
+     "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework"},
+    ENTRY_POINT_GROUP, error=UnknownFramework)
 _instances: dict[str, Framework] = {}
-
-
-class UnknownFramework(LookupError):
-    """No framework of that name is built in, registered or installed."""
 
 
 def register(name: str, implementation: type[Framework] | str) -> None:
     """Make ``name`` resolve to ``implementation`` (a class or ``"module:Class"``);
     a later registration of the same name replaces the earlier one."""
-    _registered[name] = implementation
+    _REGISTRY.register(name, implementation)
     _instances.pop(name, None)
 
 
 def available() -> list[str]:
     """Every name ``get_framework`` resolves, sorted."""
-    return sorted({*_BUILTIN, *_registered, *(ep.name for ep in _entry_points())})
+    return _REGISTRY.available()
 
 
 def get_framework(name: str | None = None) -> Framework:
     """The framework registered as ``name`` (default: behave), one instance per name."""
     key = name or DEFAULT_FRAMEWORK
-    if key in _instances:
-        return _instances[key]
-    target = _registered.get(key) or _BUILTIN.get(key)
-    if target is None:
-        target = next((ep.value for ep in _entry_points() if ep.name == key), None)
-    if target is None:
-        raise UnknownFramework(f"no test framework named {key!r}; available: {', '.join(available())}")
-    cls = _load(target) if isinstance(target, str) else target
-    if not (isinstance(cls, type) and issubclass(cls, Framework)):
-        raise UnknownFramework(f"{key!r} resolves to {cls!r}, which is not a bench.frameworks.protocol.Framework")
-    _instances[key] = cls()
+    if key not in _instances:
+        _instances[key] = _REGISTRY.get(key)()
     return _instances[key]
-
-
-def _load(path: str) -> object:
-    module_name, _, attribute = path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        return getattr(module, attribute)
-    except (ImportError, AttributeError) as exc:
-        raise UnknownFramework(f"cannot load framework {path!r}: {exc}") from exc
-
-
-def _entry_points() -> list[metadata.EntryPoint]:
-    try:
-        return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
-    except Exception:  # noqa: BLE001 - a broken distribution must not break the built-ins
-        return []

@@ -1,4 +1,4 @@
-"""Drive warm behave workers (``behave_worker.py``) from the builder and evaluator.
+"""Drive a framework's warm workers (behave's: ``bench.frameworks.behave.worker``) from the builder.
 
 One worker process per core; each serves JSON-line requests and forks per run.
 The pool hands out requests from a queue to whichever worker is free and
@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench import SOURCE_ROOT
 from bench.frameworks.messages import BuildInit, BuildRequest
 
-_SRC_DIR = str(Path(__file__).resolve().parents[2])
+_SRC_DIR = SOURCE_ROOT
 
 
 class WorkerError(RuntimeError):
@@ -32,6 +33,8 @@ class WorkerSpec:
     """How to start and initialise a worker; paths are relative to ``root``."""
 
     root: Path
+    worker_module: str  # ``python -m`` module of the framework's warm worker (its build_worker_module)
+    framework: str  # registry name: whose language generates and applies mutants
     features_dir: str
     python_path: list[str]
     production: list[str]
@@ -41,7 +44,6 @@ class WorkerSpec:
     extra_env: dict[str, str] = field(default_factory=dict)
     # "bwrap": no network, read-only system and production tree, only root's parent writable
     isolation: str = "none"
-    framework: str = "behave"  # registry name: which warm worker module to start
 
     def init_request(self) -> BuildInit:
         return {
@@ -64,9 +66,7 @@ class WorkerProcess:
         env["PYTHONPATH"] = os.pathsep.join([_SRC_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # never pollute a project tree with __pycache__
         env.update(spec.extra_env)
-        from bench.frameworks.registry import get_framework
-
-        command = [spec.python, "-m", get_framework(spec.framework).build_worker_module]
+        command = [spec.python, "-m", spec.worker_module]
         if spec.isolation == "bwrap":
             from bench.isolation import wrap
 

@@ -33,6 +33,7 @@ from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, EvaluationError, load_predictions, prepare_run
 from bench.history.takeover import TakeoverError, TakeoverSet, TakeoverTarget
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, Outcome, Prediction
+from bench.progress import Progress
 from bench.suite.evaluate import ScenarioVerdict
 from bench.suite.reverse import judge_on_production, reverse_rejections
 
@@ -81,7 +82,7 @@ def regression_selection(target: TakeoverTarget, regression: list[str], files: d
 
 def judge_delivery(takeover: TakeoverSet, target: TakeoverTarget, prediction: Prediction | None,
                    problem: str | None, options: EvaluateOptions, regression_sample: int = REGRESSION_SAMPLE,
-                   progress: Any = None) -> TakeoverResult:
+                   progress: Progress | None = None) -> TakeoverResult:
     started = time.monotonic()
     gold = takeover.gold(target.id)
     if problem is None and prediction is None:
@@ -121,7 +122,7 @@ def judge_delivery(takeover: TakeoverSet, target: TakeoverTarget, prediction: Pr
 
 def evaluate_takeover(takeover_dir: Path, predictions_path: Path, run_dir: Path,
                       options: EvaluateOptions | None = None, targets: list[str] | None = None,
-                      regression_sample: int = REGRESSION_SAMPLE, progress: Any = None) -> dict[str, Any]:
+                      regression_sample: int = REGRESSION_SAMPLE, progress: Progress | None = None) -> dict[str, Any]:
     """Judge every delivery (or those of ``targets``); writes ``takeover_results.jsonl`` and
     ``takeover_summary.json``."""
     options = options or EvaluateOptions()

@@ -42,6 +42,7 @@ from pydantic import Field
 from bench.history.atoms import AtomState, Replay, gold_state, replay_history
 from bench.history.trees import write_tree
 from bench.model import Frozen
+from bench.progress import Progress
 
 DIFF_LIMIT = 12_000  # characters of one commit's feature diff kept in history.jsonl
 TARGET_KINDS = ("added", "changed", "resumed")
@@ -184,7 +185,7 @@ def candidate_commits(replay: Replay, repo: Path, production_prefixes: Iterable[
 
 # --------------------------------------------------------------------------- building
 def build_takeover(repo: Path, out: Path, commits: list[str], name: str, features_dir: str = "features",
-                   exclude: tuple[str, ...] = (), workers: int = 2, progress: Any = None,
+                   exclude: tuple[str, ...] = (), workers: int = 2, progress: Progress | None = None,
                    replay: Replay | None = None) -> TakeoverCard:
     """Build one takeover target per commit (see the module docstring); a commit that cannot be
     one is listed in the card's ``dropped`` with the reason."""

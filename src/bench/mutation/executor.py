@@ -16,8 +16,10 @@ from typing import Any
 
 from bench.frameworks.messages import ImportMutantRequest, ImportRun, RunWorkspace, SessionRequest
 from bench.model import Mutant
+from bench.progress import Progress
 
-# Verdicts that make the instance–mutant pair unusable (SPEC §2-IV: excluded, counted).
+# Verdicts that make the instance–mutant pair unusable (excluded, counted:
+# docs/building.md#mutants-and-ground-truth-kills).
 INFRASTRUCTURE = frozenset({"timeout", "infra_no_step"})
 
 
@@ -116,7 +118,7 @@ def fallback_jobs(owner: str, outcome: SessionOutcome, mutants: dict[str, Mutant
             for mid, verdict in outcome.verdicts.items() if verdict == "fallback"]
 
 
-def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], progress: Any = None) -> None:
+def resolve_fallbacks(pool: Any, jobs: list[FallbackJob], packages: list[str], progress: Progress | None = None) -> None:
     """Run import-time mutants: one warm import of the mutated package per mutant, then
     every test that needs it (``pool``: workers started without importing production)."""
     by_mutant: dict[str, list[FallbackJob]] = {}

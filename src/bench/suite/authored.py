@@ -32,6 +32,7 @@ from bench.dataset import Dataset
 from bench.evaluate import EvaluateOptions
 from bench.gherkin_reader import parse_feature
 from bench.model import Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, Requirement
+from bench.progress import Progress
 from bench.suite.evaluate import (
     JUDGE_CLEAN_RUNS,
     ScenarioVerdict,
@@ -181,7 +182,7 @@ def split_at_cap(requirements: list[Requirement], cap: int) -> tuple[list[Requir
 # ----------------------------------------------------------------------------- judging
 def evaluate_authored(dataset_dir: Path, predictions_path: Path, run_dir: Path,
                       options: EvaluateOptions | None = None, suites: list[str] | None = None,
-                      progress: Any = None) -> dict[str, Any]:
+                      progress: Progress | None = None) -> dict[str, Any]:
     """Judge every suite's authored scenarios; ``authored_results.jsonl`` (a journal: an interrupted
     run resumes) and ``authored_summary.json`` in ``run_dir``; returns the summary."""
     def judge(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
@@ -193,7 +194,7 @@ def evaluate_authored(dataset_dir: Path, predictions_path: Path, run_dir: Path,
 
 
 def judge_authored_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
-                          problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Any = None) -> None:
+                          problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Progress | None = None) -> None:
     """Judge each suite's authored scenarios (``options.workers`` at a time); ``done`` receives each
     finished SuiteResult. Progress advances by the suite's reference scenario count."""
     with suite_judges(dataset, options, "authored", authored=authored_dir) as judges:

@@ -11,9 +11,10 @@ counterpart of ``bench.calibrate``):
 from __future__ import annotations
 
 from bench.dataset import Dataset
+from bench.frameworks.registry import get_framework
+from bench.judging import UnsupportedByFramework
 from bench.model import GoldTest
 from bench.suite.instances import SuiteInstance
-from bench.testimpl import strip_step_bodies, then_step_targets
 
 SUITE_CALIBRATIONS = ("oracle", "empty", "then-stripped")
 
@@ -26,19 +27,12 @@ def suite_calibration_files(dataset: Dataset, suite: SuiteInstance,
                             gold: dict[str, GoldTest]) -> dict[str, dict[str, str]]:
     """{calibration name: {path: content}} for one suite."""
     project = dataset.project(suite.project)
-    if project.framework != "behave":
-        raise SuiteCalibrationError(f"{suite.id}: suite calibration is implemented for behave projects only, "
-                                    f"not {project.framework}")
-    snapshot = dataset.root / project.snapshot
     records = [gold[s] for s in suite.scenarios if s in gold]
-    code = sorted({f.path for r in records for f in r.closure if f.role != "data"})
-    step_files = sorted({f.path for r in records for f in r.closure if f.role == "step_definitions"})
-    then = set().union(*(then_step_targets(r) for r in records)) if records else set()
-    elsewhere = {(b.binding.file, b.binding.line) for r in records for b in r.bindings if b.role != "then"}
-    oracle = {path: (snapshot / path).read_text(encoding="utf-8") for path in code}
-    empty = {**oracle, **strip_step_bodies(snapshot, step_files, None)}
-    stripped = {**oracle, **strip_step_bodies(snapshot, code, then - elsewhere)}
-    return {"oracle": oracle, "empty": empty, "then-stripped": stripped}
+    try:
+        return get_framework(project.framework).calibration_files(dataset.root / project.snapshot, records,
+                                                                   suite=True)
+    except UnsupportedByFramework as exc:
+        raise SuiteCalibrationError(f"{suite.id}: {exc}") from None
 
 
 def reference_suite_files(dataset: Dataset, suite: SuiteInstance, gold: dict[str, GoldTest]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 A suite prediction holds step definitions for every scenario of one feature. Each of the
 feature's scenarios is judged by the same verdict process as a single-scenario prediction
-(``bench.verdict``: sandboxed, screened, clean runs cross-checked, kills reproduced and
+(``bench.frameworks.behave.verdict``: sandboxed, screened, clean runs cross-checked, kills reproduced and
 replayed in fresh processes), with two differences:
 
 - the mutants that count are the suite's requirement-targeted mutants
@@ -46,6 +46,7 @@ from bench.evaluate import (
     prepare_run,
 )
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction
+from bench.progress import Progress
 from bench.suite.instances import SuiteInstance, suite_instances
 from bench.suite.metrics import (
     Correlation,
@@ -90,7 +91,7 @@ class SuiteResult(Frozen):
 
 def evaluate_suites(dataset_dir: Path, predictions_path: Path, run_dir: Path,
                     options: EvaluateOptions | None = None, suites: list[str] | None = None,
-                    progress: Any = None) -> dict[str, Any]:
+                    progress: Progress | None = None) -> dict[str, Any]:
     """Judge every suite (or those in ``suites``) and write ``suite_results.jsonl`` and
     ``suite_summary.json`` to ``run_dir``; returns the summary."""
     def judge(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
@@ -103,7 +104,7 @@ def evaluate_suites(dataset_dir: Path, predictions_path: Path, run_dir: Path,
 
 def journaled_suite_run(prefix: str, model: Any, judge: Any, summarize: Any, dataset_dir: Path,
                         predictions_path: Path, run_dir: Path, options: EvaluateOptions, suites: list[str] | None,
-                        progress: Any) -> dict[str, Any]:
+                        progress: Progress | None) -> dict[str, Any]:
     """The run flow suite mode and the reverse task share: open the run, check the run directory
     holds this run, judge what its journal (``<prefix>_results.jsonl``) lacks, summarize all of it
     into ``<prefix>_summary.json``. ``judge(dataset, todo, predictions, problems, options, append)``
@@ -188,7 +189,7 @@ def suite_judges(dataset: Dataset, options: EvaluateOptions, prefix: str,
 
 
 def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[str, Prediction],
-                 problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Any = None) -> None:
+                 problems: dict[str, str], options: EvaluateOptions, done: Any, progress: Progress | None = None) -> None:
     """Judge each suite's scenarios (``options.workers`` scenario judgements at a time); ``done``
     receives each finished SuiteResult."""
     by_id = {i.id: i for i in dataset.instances}

@@ -86,7 +86,7 @@ Stability = Literal["valid", "flaky", "failing"]
 
 def validity_of(labels: Mapping[str, Stability], k: int = RUNS) -> Validity:
     """Validity from each scenario's stability label, as a judge that made at least ``k`` clean
-    runs per scenario decided it (``bench.verdict``: a pass needs the traced run and every null
+    runs per scenario decided it (``bench.frameworks.behave.verdict``: a pass needs the traced run and every null
     variant to agree, ``unstable`` is a disagreement)."""
     unknown = sorted(s for s, label in labels.items() if label not in ("valid", "flaky", "failing"))
     if unknown:

@@ -25,14 +25,19 @@ from typing import Any
 from pydantic import Field
 
 from bench.dataset import Dataset
-from bench.evaluate import EvaluateOptions, ProjectJudging, ground_truth_files
+from bench.evaluate import EvaluateOptions, ProjectJudging, UnsupportedByFramework, ground_truth_files
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
+from bench.progress import Progress
 from bench.suite.evaluate import ScenarioVerdict, journaled_suite_run, stability_of
 from bench.suite.instances import SuiteInstance
+from bench.tree_rules import BYTECODE_DIRS, VCS_DATA
 
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 2000
-_SKIPPED = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
+# Narrower than NOT_PROJECT_CONTENT: the implemented snapshot copies everything else of the
+# dataset's snapshot as it is (build/, venv/, ... can be the project's own), and which
+# prediction paths are refused stays as it was.
+_SKIPPED = VCS_DATA | BYTECODE_DIRS | {".mypy_cache", ".pytest_cache"}
 
 
 class ReverseResult(Frozen):
@@ -107,7 +112,7 @@ def ground_truth_steps(snapshot: Path, gold: GoldTest) -> dict[str, str]:
 
 
 def evaluate_reverse(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
-                     suites: list[str] | None = None, progress: Any = None) -> dict[str, Any]:
+                     suites: list[str] | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """Judge every reverse prediction (or those in ``suites``); writes ``reverse_results.jsonl``
     (a journal: an interrupted run resumes) and ``reverse_summary.json``."""
     options = options or EvaluateOptions()
@@ -125,15 +130,13 @@ def evaluate_reverse(dataset_dir: Path, predictions_path: Path, run_dir: Path, o
 
 
 def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Prediction | None, problem: str | None,
-                   gold: dict[str, GoldTest], options: EvaluateOptions, progress: Any) -> ReverseResult:
+                   gold: dict[str, GoldTest], options: EvaluateOptions, progress: Progress | None) -> ReverseResult:
     started = time.monotonic()
     project: ProjectRecord = dataset.project(suite.project)
     if problem is None and prediction is None:
         problem = NO_PREDICTION
     if problem is None and prediction is not None:
-        if project.framework != "behave":
-            problem = f"the reverse task is implemented for behave projects only, not {project.framework}"
-        elif rejected := reverse_rejections(prediction.files, project.production):
+        if rejected := reverse_rejections(prediction.files, project.production):
             problem = "invalid submission: " + rejected[0]
     verdicts: list[ScenarioVerdict] = []
     if problem is not None:
@@ -154,7 +157,7 @@ def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Predictio
 
 
 def judge_on_production(dataset: Dataset, project_name: str, production: dict[str, str], scenarios: list[str],
-                        gold: dict[str, GoldTest], options: EvaluateOptions, progress: Any = None,
+                        gold: dict[str, GoldTest], options: EvaluateOptions, progress: Progress | None = None,
                         steps_from: Path | None = None) -> list[ScenarioVerdict]:
     """Each scenario's developer steps judged on ``production`` (the whole production tree, which
     replaces the project's): the reverse task's score and the takeover task's delivery checks.
@@ -166,8 +169,14 @@ def judge_on_production(dataset: Dataset, project_name: str, production: dict[st
     with tempfile.TemporaryDirectory(prefix="req2test-production-") as tmp:
         snapshot = implemented_snapshot(dataset.root / project.snapshot, Path(tmp) / "snapshot",
                                         project.production, production)
-        judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), ground_truth_files(gold),
-                                 snapshot=snapshot)
+        try:
+            judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), ground_truth_files(gold),
+                                     snapshot=snapshot)
+        except UnsupportedByFramework as exc:  # the framework's judge cannot judge a predicted production
+            for _ in scenarios if progress is not None else ():
+                progress.advance()
+            return [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=str(exc),
+                                    stability="failing") for s in scenarios]
         by_id = {i.id: i for i in dataset.instances}
 
         def one(scenario: str) -> ScenarioVerdict:

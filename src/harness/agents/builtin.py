@@ -46,7 +46,9 @@ def tools_for(terms: PromptTerms) -> list[dict[str, Any]]:
     ]
 
 
-TOOLS = tools_for(get_framework("behave").prompt_terms())
+# the tools' names are every framework's (their descriptions use the framework's terms)
+TOOL_NAMES = tuple(t["function"]["name"] for t in tools_for(PromptTerms(
+    runner="", language="", step_definitions="", hooks_file="", code_fence="", run_example="")))
 ORACLE_TOOL = _tool("check_on_real_code", "Run your current step definitions for the scenario at this line of the "
                     "feature file against the real (complete) implementation; the answer is only whether it passes.",
                     {"line": {"type": "integer", "minimum": 1}}, ["line"])  # the default framework's
@@ -190,5 +192,5 @@ class BuiltinAgent:
             return env.oracle.check(int(args["line"]))
         if call.name == "submit":
             return "submitted"
-        names = ", ".join(shlex.quote(t["function"]["name"]) for t in TOOLS)
+        names = ", ".join(shlex.quote(name) for name in TOOL_NAMES)
         return f"error: unknown tool {call.name!r}; tools: {names}"

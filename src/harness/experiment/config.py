@@ -11,20 +11,46 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-SELECTORS = ("oracle", "static", "judge", "consensus")
-MODEL_AGENTS = ("builtin", "codex", "claude-code", "aider", "openhands")
-KNOWN_AGENTS = (*MODEL_AGENTS, "oracle", "empty", "then-stripped", "none")
+from bench.registry import Registry
+
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class ExperimentError(Exception):
     """An experiment file or run directory a user must fix; every line is one mistake."""
+
+
+# Agents and selectors are whatever their registries resolve (built in, registered in code or installed
+# through an entry point); imported when an arm is validated, not with this module.
+def _agents() -> tuple[Registry[Any], list[str]]:
+    from harness.agents.registry import BUILTIN, REGISTRY
+
+    return REGISTRY, _listed(BUILTIN, REGISTRY)
+
+
+def _model_agents() -> tuple[str, ...]:
+    from harness.agents.registry import MODEL_AGENTS
+
+    return MODEL_AGENTS
+
+
+def _selectors() -> tuple[Registry[Any], list[str]]:
+    from harness.strategies.selectors import REGISTRY, SELECTORS
+
+    return REGISTRY, _listed(SELECTORS, REGISTRY)
+
+
+def _listed(builtin: Iterable[str], registry: Registry[Any]) -> list[str]:
+    """The built-ins in the order messages have always listed them, then any other name, sorted."""
+    names = list(builtin)
+    return names + [name for name in registry.available() if name not in names]
 
 
 class _Strict(BaseModel):
@@ -108,16 +134,18 @@ class Arm(_Strict):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, value: str) -> str:
-        if value not in KNOWN_AGENTS and ":" not in value:
-            raise ValueError(f"unknown agent {value!r}: {', '.join(KNOWN_AGENTS)} or module:Class")
+        agents, names = _agents()
+        if value not in agents and ":" not in value:
+            raise ValueError(f"unknown agent {value!r}: {', '.join(names)} or module:Class")
         return value
 
     @field_validator("selectors")
     @classmethod
     def _known_selectors(cls, value: list[str]) -> list[str]:
+        selectors, names = _selectors()
         for name in value:
-            if name not in SELECTORS:
-                raise ValueError(f"unknown selector {name!r}: {', '.join(SELECTORS)}")
+            if name not in selectors:
+                raise ValueError(f"unknown selector {name!r}: {', '.join(names)}")
         if len(set(value)) != len(value):
             raise ValueError("a selector is listed twice")
         return value
@@ -126,10 +154,10 @@ class Arm(_Strict):
     def _coherent(self) -> Arm:
         if self.n > 1 and not self.selectors:
             raise ValueError(f"n is {self.n}: list the selectors that pick among the candidates "
-                             f"({', '.join(SELECTORS)})")
+                             f"({', '.join(_selectors()[1])})")
         if self.n == 1 and self.selectors:
             raise ValueError("selectors need n > 1 candidates")
-        if self.agent in MODEL_AGENTS and self.model is None:
+        if self.agent in _model_agents() and self.model is None:
             raise ValueError(f"the {self.agent} agent needs a model (e.g. openai/gpt-5-mini)")
         if self.enrich and self.model is None:
             raise ValueError("enrich needs a model to write the clarified requirement")

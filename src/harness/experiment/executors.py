@@ -24,6 +24,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from bench.registry import Registry, UnknownName
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -330,27 +332,53 @@ class RayExecutor:
 # ----------------------------------------------------------------------------- spec
 _HOST_PORT = re.compile(r"^[A-Za-z0-9_.\-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$")
 
+ENTRY_POINT_GROUP = "req2test.executors"
+
+# Makes an executor from the part of the spec after "KIND:" (None when the spec is only KIND); raises
+# ValueError, worded without the spec, for an argument it cannot use.
+ExecutorFactory = Callable[[str | None], Executor]
+
+
+class UnknownExecutor(ExecutorError, UnknownName):
+    """No executor of that kind; an ExecutorError, as every other refusal of ``make_executor``."""
+
+
+def _local(argument: str | None) -> Executor:
+    if argument is None:
+        return LocalExecutor()
+    if not argument.isdigit() or int(argument) < 1:
+        raise ValueError(f"the worker count must be a positive integer ({SPEC_HELP})")
+    return LocalExecutor(int(argument))
+
+
+def _ray(argument: str | None) -> Executor:
+    if argument is None:
+        return RayExecutor()
+    address = f"ray:{argument}" if argument.startswith("//") else argument  # "ray://HOST:PORT" split at its scheme
+    if address != "auto" and not address.startswith("ray://") and not _HOST_PORT.match(address):
+        raise ValueError("the Ray address must be auto, HOST:PORT or ray://HOST:PORT")
+    if address.startswith("ray://") and not _HOST_PORT.match(address.removeprefix("ray://")):
+        raise ValueError("a Ray Client address is ray://HOST:PORT")
+    return RayExecutor(address=address)
+
+
+# A third party adds a kind (a batch scheduler, say) as
+# ``[project.entry-points."req2test.executors"] slurm = "pkg.mod:make_slurm_executor"`` (an ExecutorFactory).
+REGISTRY: Registry[ExecutorFactory] = Registry(
+    "executor", None, {"local": "harness.experiment.executors:_local", "ray": "harness.experiment.executors:_ray"},
+    ENTRY_POINT_GROUP, error=UnknownExecutor, hint=SPEC_HELP)
+
 
 def make_executor(spec: str) -> Executor:
-    """The executor a spec names: local, local:N, ray (a local cluster), ray:auto, ray:HOST:PORT, ray://HOST:PORT."""
+    """The executor a spec names: local, local:N, ray (a local cluster), ray:auto, ray:HOST:PORT, ray://HOST:PORT;
+    in general KIND or KIND:ARGUMENT, KIND a name in ``REGISTRY``."""
     text = (spec or "").strip()
-    if text == "local":
-        return LocalExecutor()
-    if text.startswith("local:"):
-        count = text.removeprefix("local:")
-        if not count.isdigit() or int(count) < 1:
-            raise ExecutorError(f"executor {spec!r}: the worker count must be a positive integer ({SPEC_HELP})")
-        return LocalExecutor(int(count))
-    if text == "ray":
-        return RayExecutor()
-    if text.startswith("ray://"):
-        address = text
-    elif text.startswith("ray:"):
-        address = text.removeprefix("ray:")
-    else:
-        raise ExecutorError(f"unknown executor {spec!r}: {SPEC_HELP}")
-    if address != "auto" and not address.startswith("ray://") and not _HOST_PORT.match(address):
-        raise ExecutorError(f"executor {spec!r}: the Ray address must be auto, HOST:PORT or ray://HOST:PORT")
-    if address.startswith("ray://") and not _HOST_PORT.match(address.removeprefix("ray://")):
-        raise ExecutorError(f"executor {spec!r}: a Ray Client address is ray://HOST:PORT")
-    return RayExecutor(address=address)
+    kind, colon, argument = text.partition(":")
+    try:
+        factory = REGISTRY.get(kind)
+    except UnknownName as exc:
+        raise UnknownExecutor(f"executor {spec!r}: {exc}") from None
+    try:
+        return factory(argument if colon else None)
+    except ValueError as exc:
+        raise ExecutorError(f"executor {spec!r}: {exc}") from None

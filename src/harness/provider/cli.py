@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from bench.cli import fail, out
+from bench.cli import fail
+from bench.console import out
 from harness.provider.script import ScriptLoadError, load_script
 from harness.provider.server import ScriptedProvider
 

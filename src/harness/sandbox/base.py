@@ -12,14 +12,28 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 # Where the workspace appears inside every isolating backend.
 WORKSPACE = "/workspace"
 
-BackendName = Literal["bwrap", "docker", "local"]
+
+
+def _registered_backend(name: str) -> str:
+    """``name`` if ``harness.sandbox.backends.REGISTRY`` knows it (built in, registered or installed)."""
+    from harness.sandbox.backends import REGISTRY  # it imports this module
+
+    if name not in REGISTRY:
+        raise PydanticCustomError("unknown_sandbox_backend", "{message}", {
+            "message": f"no sandbox backend named {name!r}; available: {', '.join(REGISTRY.available())}"})
+    return name
+
+
+# A sandbox backend's name: any the registry resolves (bwrap, docker, local, or a third party's).
+BackendName = Annotated[str, AfterValidator(_registered_backend)]
 
 
 class SandboxError(Exception):

@@ -16,6 +16,7 @@ from bench.frameworks.protocol import Framework
 from bench.frameworks.registry import get_framework
 from bench.model import ProjectRecord
 from harness.runtime import Runtime, ensure_runtime
+from harness.sandbox.backends import create_backend
 from harness.sandbox.base import WORKSPACE, Sandbox, SandboxError, SandboxPolicy
 from harness.sandbox.workspace import Workspace
 from harness.views import View, ViewKind, materialize
@@ -35,25 +36,6 @@ class InstanceSandbox:
     def run_command(self, feature: str, lines: list[int]) -> list[str]:
         """argv that runs the selected scenarios with the project's runner, inside."""
         return [self.framework.interpreter, *self.framework.run_command(feature, lines)]
-
-
-def create_backend(policy: SandboxPolicy, workspace: Workspace, runtime: Runtime | None,
-                   readonly: list[Path] | None = None) -> Sandbox:
-    if policy.backend == "bwrap":
-        from harness.sandbox.bwrap_backend import BwrapSandbox
-
-        return BwrapSandbox(policy, workspace, runtime, readonly)
-    if policy.backend == "docker":
-        from harness.sandbox.docker_backend import DockerSandbox
-
-        binds = [*(runtime.bind_paths if runtime is not None else []), *(readonly or [])]
-        return DockerSandbox(policy, workspace.root, readonly=binds, differ=workspace.diff,
-                             hidden=runtime.base_site_packages if runtime is not None else [])
-    if policy.backend == "local":
-        from harness.sandbox.local_backend import LocalSandbox
-
-        return LocalSandbox(policy, workspace, runtime.venv / "bin" if runtime is not None else None)
-    raise SandboxError(f"unknown sandbox backend {policy.backend!r}")
 
 
 def open_instance_sandbox(dataset: Dataset, instance_id: str, kind: ViewKind, policy: SandboxPolicy,
@@ -83,21 +65,16 @@ def start_project_sandbox(dataset: Dataset, project: ProjectRecord, workspace: W
     the takeover task's parent tree (``view`` None: nothing hidden)."""
     framework = get_framework(project.framework)
     snapshot = dataset.root / project.snapshot
-    readonly: list[Path] = []
-    if framework.interpreter == "node":
-        # the project's packages from its lockfile, read-only, linked where Node looks for them
-        # (the link is outside the test area: never collected)
-        from bench.frameworks.cucumber_js.judge import ensure_node_modules
-
-        try:
-            modules = ensure_node_modules(snapshot)
-        except RuntimeError as exc:
-            raise SandboxError(str(exc)) from exc
-        (workspace.root / "node_modules").symlink_to(modules, target_is_directory=True)
-        runtime = None
-        readonly = [modules]
-    else:
-        runtime = ensure_runtime(project.name, snapshot, framework=framework)
+    # read-only directories the framework's runs need where it looks for them (Node's packages);
+    # each link lies outside the test area: never collected
+    try:
+        links = framework.workspace_links(snapshot)
+    except RuntimeError as exc:
+        raise SandboxError(str(exc)) from exc
+    for name, target in links.items():
+        (workspace.root / name).symlink_to(target, target_is_directory=True)
+    readonly = list(links.values())
+    runtime = ensure_runtime(project.name, snapshot, framework=framework) if framework.needs_python_runtime else None
     sandbox = create_backend(policy, workspace, runtime, readonly)
     sandbox.start()
     root = str(workspace.root) if policy.backend == "local" else WORKSPACE

@@ -25,12 +25,16 @@ from pathlib import Path
 import git
 
 from bench.frameworks.protocol import TestAreaSpec
-
+from bench.tree_rules import BYTECODE_DIRS, INSTALLED_PACKAGES, TOOL_CACHES
 from harness.sandbox.base import SandboxError, WorkspaceDiff
 
-# Files agents leave behind that are neither test nor production.
-_IGNORED_PARTS = {"__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".aider.tags.cache.v4",
-                  ".codex", ".claude", ".openhands", ".openhands-state", ".cache", ".config", ".local"}
+# Files agents leave behind that are neither test nor production: bytecode, installed packages,
+# tool caches, and the agents' own state. Not the whole NOT_PROJECT_CONTENT: the git directory
+# lives outside the work tree, and anything else an agent writes (a venv, build/) is sorted
+# by the diff into kept or discarded, as it always was.
+_AGENT_STATE = {".aider.tags.cache.v4", ".codex", ".claude", ".openhands", ".openhands-state", ".cache", ".config",
+                ".local"}
+_IGNORED_PARTS = BYTECODE_DIRS | INSTALLED_PACKAGES | TOOL_CACHES | _AGENT_STATE
 _IGNORED_PREFIXES = (".aider",)
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".swp")
 
@@ -42,13 +46,13 @@ LINK_REASON = "symbolic link: not collected (links are never followed)"
 class Workspace:
     """``root`` is what the sandbox sees at /workspace; ``git_dir`` stays outside it."""
 
-    def __init__(self, root: Path, git_dir: Path, features_dir: str, area: TestAreaSpec | None = None) -> None:
+    def __init__(self, root: Path, git_dir: Path, features_dir: str, area: TestAreaSpec) -> None:
         self.root = root
         self.git_dir = git_dir
         self.features_dir = features_dir.rstrip("/")
-        # where test code lives (default: behave's Python files under the features dir)
-        self.area = area or TestAreaSpec(dirs=(self.features_dir,), suffixes=(".py",),
-                                         fixed_names=frozenset({"environment.py"}))
+        # where test code lives (the framework's test area): a changed path is collected exactly
+        # when the evaluator's submission check would admit it
+        self.area = area
         # every git command names both directories: nothing in the work tree points at the history
         self.git = git.Git(str(root))
         self.git.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(root),
@@ -57,7 +61,7 @@ class Workspace:
 
     @classmethod
     def create(cls, source: Path, root: Path, git_dir: Path, features_dir: str,
-               area: TestAreaSpec | None = None, withheld: tuple[str, ...] = ()) -> "Workspace":
+               area: TestAreaSpec, withheld: tuple[str, ...] = ()) -> "Workspace":
         """Copy ``source`` (a view) to ``root``, less the ``withheld`` files, and commit it as the baseline."""
         if root.exists() and any(root.iterdir()):
             raise SandboxError(f"workspace {root} is not empty")
@@ -82,7 +86,7 @@ class Workspace:
             if _ignored(path):
                 out.ignored.append(path)
                 continue
-            is_test = self.area.holds(path) and not self.area.is_fixed(path)
+            is_test = not self.area.rejections({path: ""})  # the submission check, path by path
             if kind == "D":
                 out.discarded[path] = "deleted a file of the view (the deletion is not kept)"
                 continue

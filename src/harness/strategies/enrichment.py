@@ -1,4 +1,6 @@
-"""Requirement enrichment (SPEC §4): clarify what the test must set up and check, from the view only.
+"""Requirement enrichment: clarify what the test must set up and check, from the view only.
+
+Described in docs/experiments.md#strategies.
 
 Two halves. ``gather_context`` looks at the materialized repository view — never at the
 dataset's gold — and surfaces what a developer of the project would reach for: the data
@@ -30,13 +32,13 @@ from bench.frameworks.protocol import PromptTerms
 from bench.frameworks.registry import get_framework
 from bench.gherkin_reader import read_feature_file
 from bench.model import Instance, Requirement
+from bench.tree_rules import NOT_PROJECT_CONTENT
 from harness.prompts import render
 
 FileKind = Literal["data", "fixture", "hook", "helper"]
 
 # Directories never looked into (caches, VCS, environments) — as the view builder skips them.
-_SKIPPED_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
-                 ".nox", ".venv", "venv", "build", "dist", ".eggs", ".idea", ".vscode", "node_modules"}
+_SKIPPED_DIRS = NOT_PROJECT_CONTENT
 # Outside the features directory only these directories hold test data by convention.
 _DATA_DIR_NAMES = {"test_files", "testfiles", "test-files", "fixtures", "fixture", "testdata", "test_data",
                    "test-data", "data", "resources", "samples", "sample_data", "assets", "files"}

@@ -22,6 +22,7 @@ import ast
 import builtins
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -31,8 +32,10 @@ from pydantic import BaseModel
 
 from bench.frameworks.registry import get_framework
 from bench.model import Instance, InstanceResult, Outcome, Prediction, Step
+from bench.registry import Registry, UnknownName
 
-SELECTORS = ("oracle", "static", "judge", "consensus")
+SELECTORS = ("oracle", "static", "judge", "consensus")  # the built-in ones; ``REGISTRY.available()`` has all
+ENTRY_POINT_GROUP = "req2test.selectors"
 
 EMPTY_SCORE = -1000.0  # no test code at all
 UNPARSABLE_SCORE = -900.0  # test code the runner could not even import
@@ -62,16 +65,30 @@ class Selection(BaseModel):
     reason: str
 
 
+# Chooses one of the candidates (sorted by index, indices unique, at least one).
+Selector = Callable[[list[Candidate], SelectionContext], Selection]
+
+
+class UnknownSelector(UnknownName, ValueError):
+    """No selector of that name; a ValueError too, as every other refusal of ``select``."""
+
+
+# A third party adds one as ``[project.entry-points."req2test.selectors"] mine = "pkg.mod:select_mine"``.
+REGISTRY: Registry[Selector] = Registry(
+    "selector", None,
+    {"oracle": "harness.strategies.selectors:_oracle", "static": "harness.strategies.selectors:_static",
+     "judge": "harness.strategies.selectors:_judge", "consensus": "harness.strategies.selectors:_consensus"},
+    ENTRY_POINT_GROUP, error=UnknownSelector)
+
+
 def select(name: str, candidates: list[Candidate], context: SelectionContext) -> Selection:
-    if name not in SELECTORS:
-        raise ValueError(f"unknown selector {name!r}: use one of {', '.join(SELECTORS)}")
+    selector = REGISTRY.get(name)
     if not candidates:
         raise ValueError("no candidates to select from")
     indices = [c.index for c in candidates]
     if len(set(indices)) != len(indices):
         raise ValueError(f"candidate indices are not unique: {sorted(indices)}")
-    return {"oracle": _oracle, "static": _static, "consensus": _consensus, "judge": _judge}[name](
-        sorted(candidates, key=lambda c: c.index), context)
+    return selector(sorted(candidates, key=lambda c: c.index), context)
 
 
 def _best(scores: dict[int, float]) -> int:

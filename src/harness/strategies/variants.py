@@ -1,7 +1,7 @@
 """Degraded variants of a test implementation, for measuring selectors offline.
 
 Each turns a (ground-truth) test into a plausible but weaker one, the way generated tests go
-wrong (SPEC §4 failure modes):
+wrong (failure modes: docs/experiments.md#strategies):
 
 - ``then_stripped``: Then-step bodies emptied (bench.testimpl's own transformation);
 - ``weakened_checks``: Then-step asserts reduced to truthiness or dropped comparisons;
@@ -27,6 +27,7 @@ from pathlib import Path
 import libcst as cst
 
 from bench.model import GoldTest, Instance
+from bench.registry import Registry, UnknownName
 from bench.testimpl import strip_step_bodies, then_step_targets
 from harness.strategies.selectors import Analysis, StepDef, analyze
 
@@ -84,10 +85,25 @@ def broad_except(files: Files, instance: Instance, features_dir: str) -> Files |
     return _rewrite(files, analysis, list(dict.fromkeys(defs)), lambda: _WrapBroad())
 
 
-VARIANTS: dict[str, Callable[..., Files | None]] = {
+Variant = Callable[..., Files | None]
+
+# The built-ins, iterated as a table by benchmarks/selectors_offline.py.
+VARIANTS: dict[str, Variant] = {
     "then_stripped": then_stripped, "weakened_checks": weakened_checks,
     "constructed_state": constructed_state, "broad_except": broad_except,
 }
+
+
+class UnknownVariant(UnknownName, ValueError):
+    """No variant of that name."""
+
+
+# By name, as every pluggable kind. No entry point group: only the offline selector benchmark in this
+# source tree asks for variants, so an installed package would have nowhere to be named; code may
+# still ``REGISTRY.register`` one.
+REGISTRY: Registry[Variant] = Registry(
+    "variant", None, {name: f"{__name__}:{fn.__name__}" for name, fn in VARIANTS.items()}, None,
+    error=UnknownVariant)
 
 
 # --------------------------------------------------------------------------- plumbing

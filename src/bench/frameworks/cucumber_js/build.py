@@ -1,4 +1,4 @@
-"""``req2test build`` for a cucumber-js project (stages II–V of SPEC §2).
+"""``req2test build`` for a cucumber-js project (stages II–V of docs/building.md#what-build-does).
 
 The same stages and exclusion reasons as behave's pipeline, at step-definition
 granularity:
@@ -30,10 +30,24 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.builder.pipeline import BuildError, Candidate, _id_order, _write, collect_candidates, validation_verdicts
+from bench.builder.pipeline import (
+    BuildError,
+    BuildOptions,
+    Candidate,
+    StageTimer,
+    collect_candidates,
+    id_order,
+    validation_verdicts,
+    write_dataset,
+)
 from bench.builder.relations import RelationInput, compute_relations
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
-from bench.frameworks.cucumber_js.framework import CUCUMBER_VERSION, STRYKER_VERSION, fresh_verdict
+from bench.frameworks.cucumber_js.framework import (
+    CUCUMBER_VERSION,
+    STRYKER_VERSION,
+    CucumberJsFramework,
+    fresh_verdict,
+)
 from bench.frameworks.cucumber_js.interfaces import (
     ScenarioCalls,
     hidden_declarations,
@@ -58,6 +72,8 @@ from bench.model import (
     ValidationRecord,
     ViewSpec,
 )
+from bench.progress import Progress
+from bench.project import ProjectSource
 
 FRESH_SAMPLE = 60  # (instance, mutant) pairs replayed in fresh processes, half of them kills
 
@@ -80,8 +96,8 @@ def check_packages(root: Path, mutants: bool) -> Path:
     return modules
 
 
-def build_project(framework: Any, source: Any, out_dir: Path, options: Any, progress: Any, timer: Any,
-                  tmp: Path) -> DatasetCard:
+def build_project(framework: CucumberJsFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
+                  progress: Progress, timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
     try:
         isolation = resolve_mode(options.isolation)
@@ -197,11 +213,11 @@ def build_project(framework: Any, source: Any, out_dir: Path, options: Any, prog
                                                    {m.id: m for m in mutants}, options, isolation, workers, tmp,
                                                    cache)
     with timer("write"):
-        return _write(out_dir, project, source, instances, gold, exclusions, timer, options, features_total,
+        return write_dataset(out_dir, project, source, instances, gold, exclusions, timer, options, features_total,
                       scenarios_total, 0, warnings, [], mutants, mutation, isolation)
 
 
-def _advance(progress: Any, value: CucumberRun) -> CucumberRun:
+def _advance(progress: Progress, value: CucumberRun) -> CucumberRun:
     progress.advance()
     return value
 
@@ -298,7 +314,7 @@ def _analyse(project: str, source: Any, validated: list[Candidate], sites: dict,
                                         negative_runs=cand.negative, negative_initialized=cand.negative_initialized),
             test_level_evidence=["cucumber-js: the test level is not classified yet"],
             runtime_seconds=round(cand.runtime / max(1, len(cand.isolation)), 4))
-    instances.sort(key=lambda i: _id_order(i.id))
+    instances.sort(key=lambda i: id_order(i.id))
     return instances, gold
 
 
@@ -349,7 +365,7 @@ def _stryker(work: Path, features_dir: str, files: list[str], scratch: Path, opt
 
 
 def _mutation_stage(work: Path, source: Any, instances: list[Instance], gold: dict[str, GoldTest],
-                    options: Any, progress: Any, tmp: Path, isolation: str) -> tuple[list[Mutant], dict[str, GoldTest], dict]:
+                    options: BuildOptions, progress: Progress, tmp: Path, isolation: str) -> tuple[list[Mutant], dict[str, GoldTest], dict]:
     files = production_files(work, list(source.production))
     # Stryker runs side by side only in network namespaces of their own (bubblewrap); three
     # shards per worker, taken from a queue, keep both cores busy to the end (a shard's own

@@ -12,10 +12,14 @@ from pathlib import Path
 
 from bench.frameworks.cucumber_js.runner import step_files
 from bench.frameworks.cucumber_js.testside import TestSideJs, strip_bodies
+from bench.judging import UnsupportedByFramework
 from bench.model import GoldTest
 
 
-def calibration_files(snapshot: Path, record: GoldTest) -> dict[str, dict[str, str]]:
+def calibration_files(snapshot: Path, records: list[GoldTest], suite: bool) -> dict[str, dict[str, str]]:
+    if suite or len(records) != 1:
+        raise UnsupportedByFramework("suite calibration is not implemented for cucumber-js projects")
+    record = records[0]
     side = TestSideJs(snapshot, step_files(snapshot))
     wanted = {(d.file, d.line) for d in record.step_definitions}
     sites = [s for s in side.sites if (s.file, s.line) in wanted]

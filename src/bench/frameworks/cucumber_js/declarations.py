@@ -1,6 +1,6 @@
 """Production declarations of a JavaScript/TypeScript project, and the names a step calls.
 
-The walk the harness's body hider makes (``harness.hiding_js`` uses ``FUNCTION_NODES`` and
+The walk the harness's body hider makes (``bench.frameworks.cucumber_js.hiding`` uses ``FUNCTION_NODES`` and
 ``function_name`` from here; a test holds the two walks together): the *outermost*
 function bodies — declarations, class methods, functions or arrows bound to a name — with
 ``name`` for a function and ``Class.method`` for a method, at the declaration's first line.

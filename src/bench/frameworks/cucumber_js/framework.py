@@ -17,15 +17,20 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from bench.frameworks.cucumber_js.language import TypeScriptLanguage
-from bench.frameworks.protocol import Framework, FreshVerdict, PromptTerms, TestAreaSpec
+from bench.frameworks.protocol import Builder, Framework, FreshVerdict, PromptTerms, TestAreaSpec, TestSideView
 from bench.gherkin_reader import FeatureFile
-from bench.model import Mutant
+from bench.judging import Judge, JudgeContext, RunVerdict
+from bench.model import GoldTest, Mutant
 
 if TYPE_CHECKING:
+    from bench.builder.pipeline import BuildOptions, StageTimer
     from bench.frameworks.cucumber_js.runner import CucumberRun
+    from bench.model import DatasetCard
+    from bench.progress import Progress
+    from bench.project import ProjectSource
 
 CUCUMBER_VERSION = "12.9.0"  # 13.x needs Node >= 22; Node 20 is what Debian gives here
 STRYKER_VERSION = "9.6.1"
@@ -38,10 +43,6 @@ class CucumberJsFramework(Framework):
     name: ClassVar[str] = "cucumber-js"
     language: ClassVar[TypeScriptLanguage] = TypeScriptLanguage()
     runner_config_files: ClassVar[frozenset[str]] = CONFIG_FILES
-    # no Python worker: builds go through bench.frameworks.cucumber_js.build, evaluations
-    # through bench.frameworks.cucumber_js.judge (the protocol's build_project/judge_instance)
-    build_worker_module: ClassVar[str] = "bench.frameworks.cucumber_js.build"
-    eval_worker_module: ClassVar[str] = "bench.frameworks.cucumber_js.judge"
     interpreter: ClassVar[str] = "node"
 
     def test_area(self, root: Path, features_dir: str) -> TestAreaSpec:
@@ -52,8 +53,36 @@ class CucumberJsFramework(Framework):
 
         files = step_files(root)
         side = TestSideJs(root, files)
-        return TestAreaSpec(dirs=tuple(sorted({f.rsplit("/", 1)[0] for f in files if "/" in f})),
-                            suffixes=SOURCE_SUFFIXES, fixed_paths=frozenset(side.infrastructure))
+        dirs = tuple(sorted({f.rsplit("/", 1)[0] for f in files if "/" in f}))
+        entries = [p for d in dirs for p in (root / d).rglob("*") if "node_modules" not in p.parts]
+        return TestAreaSpec(dirs=dirs, suffixes=SOURCE_SUFFIXES, fixed_paths=frozenset(side.infrastructure),
+                            protected=frozenset(p.relative_to(root).as_posix() for p in entries
+                                                if p.is_file() and p.suffix not in SOURCE_SUFFIXES),
+                            directories=frozenset(p.relative_to(root).as_posix() for p in entries if p.is_dir()),
+                            runner_config_files=self.runner_config_files, language="JavaScript/TypeScript")
+
+    def view_test_side(self, snapshot: Path, features_dir: str, gold_test_files: set[str]) -> TestSideView:
+        """Step-definition granularity: every step-definition statement goes, the rest of each
+        step file (helpers, world, hooks) stays."""
+        from bench.frameworks.cucumber_js.runner import step_files
+        from bench.frameworks.cucumber_js.testside import TestSideJs
+
+        side = TestSideJs(snapshot, step_files(snapshot))
+        return TestSideView(removed_files=frozenset(), rewritten=side.files_without(side.sites, keep_lines=False),
+                            removed=sorted(f"{s.file}:{s.line}" for s in side.sites),
+                            infrastructure=frozenset(side.infrastructure))
+
+    def calibration_files(self, snapshot: Path, records: list[GoldTest], *,
+                          suite: bool = False) -> dict[str, dict[str, str]]:
+        from bench.frameworks.cucumber_js.calibration import calibration_files
+
+        return calibration_files(snapshot, records, suite)
+
+    def workspace_links(self, snapshot: Path) -> dict[str, Path]:
+        """The project's packages from its lockfile, read-only, where Node looks for them."""
+        from bench.frameworks.cucumber_js.judge import ensure_node_modules
+
+        return {"node_modules": ensure_node_modules(snapshot)}
 
     def prompt_terms(self) -> PromptTerms:
         return PromptTerms(runner="cucumber-js", language="JavaScript",
@@ -104,24 +133,34 @@ class CucumberJsFramework(Framework):
                                timeout=timeout, fail_fast=True)
             return fresh_verdict(run, time.perf_counter() - start)
 
-    # ------------------------------------------------------------------ own pipelines
-    def build_project(self, source: Any, out_dir: Path, options: Any, progress: Any, timer: Any,
-                      tmp: Path) -> Any:
+    # ------------------------------------------------------------------ build and judge
+    def builder(self) -> Builder:
+        return _CucumberJsBuilder(self)
+
+    def judge(self, context: JudgeContext) -> Judge:
+        from bench.frameworks.cucumber_js.judge import CucumberJsJudge
+
+        return CucumberJsJudge(self, context)
+
+
+class _CucumberJsBuilder(Builder):
+    """Stryker's instrumented runs and fresh node processes (``build``)."""
+
+    def __init__(self, framework: CucumberJsFramework) -> None:
+        self.framework = framework
+
+    def build(self, source: ProjectSource, out_dir: Path, options: BuildOptions, progress: Progress,
+              timer: StageTimer, tmp: Path) -> DatasetCard:
         from bench.frameworks.cucumber_js.build import build_project
 
-        return build_project(self, source, out_dir, options, progress, timer, tmp)
-
-    def evaluation(self, dataset_root: Path, project: Any, gold: dict, options: Any) -> Any:
-        from bench.frameworks.cucumber_js.judge import ProjectJudge
-
-        return ProjectJudge(self, dataset_root, project, gold, options)
+        return build_project(self.framework, source, out_dir, options, progress, timer, tmp)
 
 
 def fresh_verdict(run: CucumberRun, elapsed: float) -> FreshVerdict:
     if run.timed_out:
-        return FreshVerdict("timeout", elapsed)
+        return FreshVerdict(RunVerdict.timeout, elapsed)
     if run.passed:
-        return FreshVerdict("survived", elapsed)
+        return FreshVerdict(RunVerdict.survived, elapsed)
     if not run.report.steps_ran():
-        return FreshVerdict("infra_no_step", elapsed, (run.stderr or json.dumps(run.report.run_hook_failures))[-300:])
-    return FreshVerdict("killed", elapsed)
+        return FreshVerdict(RunVerdict.infra_no_step, elapsed, (run.stderr or json.dumps(run.report.run_hook_failures))[-300:])
+    return FreshVerdict(RunVerdict.killed, elapsed)

@@ -48,8 +48,9 @@ import shutil
 import subprocess
 import tempfile
 import weakref
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.frameworks.cucumber_js import runner
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
@@ -68,11 +69,23 @@ from bench.frameworks.cucumber_js.runner import (
 )
 from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, STEP_TYPES, TestSideJs
 from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, load_coverage, read_coverage
+from bench.judging import (
+    EQUIVALENT_PREFIX,
+    Judge,
+    JudgeContext,
+    Judgement,
+    RunTrace,
+    UnsupportedByFramework,
+    equivalent_count,
+    spread_among,
+)
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
 from bench.mutation.diversify import session_seed
 from bench.mutation.executor import load_manifest
 from bench.mutation.positions import PositionMap
-from bench.verdict import EQUIVALENT_PREFIX, Judgement, equivalent_count, spread_among
+
+if TYPE_CHECKING:
+    from bench.frameworks.cucumber_js.framework import CucumberJsFramework
 
 REPRODUCED_KILLS = 5  # claimed kills replayed in a second fresh process
 RETRIED_VARIANTS = 3  # failed equivalent variants run again before concluding
@@ -196,7 +209,7 @@ def ensure_node_modules(snapshot: Path, cache: Path | None = None) -> Path:
 
 
 def classify(run: CucumberRun, expected_rows: int) -> tuple[Outcome, str]:
-    """The stage ladder of SPEC §3 from one clean run's messages."""
+    """The stage ladder (docs/evaluation.md#outcomes-the-first-failing-stage) from one clean run's messages."""
     report = run.report
     if run.timed_out:
         return Outcome.execution_failure, "timeout"
@@ -226,17 +239,23 @@ def _last_error(stderr: str) -> str:
     return lines[0].strip() if lines else stderr.strip()[-200:]
 
 
-class ProjectJudge:
+class CucumberJsJudge(Judge):
     """Judges one project's instances of a cucumber-js dataset."""
 
     traces = True  # judgements carry the prediction's coverage and API calls
+    failures_scored_by_gold = True
 
-    def __init__(self, framework: Any, dataset_root: Path, project: Any, gold: dict[str, GoldTest],
-                 options: Any) -> None:
+    def __init__(self, framework: CucumberJsFramework, context: JudgeContext) -> None:
+        if context.snapshot is not None:
+            raise UnsupportedByFramework("judging on a predicted production (the reverse task) is not implemented "
+                                         "for cucumber-js projects")
+        dataset_root, project, options = context.dataset_root, context.project, context.options
         self.framework = framework
         self.snapshot = dataset_root / project.snapshot
         self.project = project
         self.options = options
+        area = framework.test_area(self.snapshot, project.features_dir)
+        self.area = replace(area, authored_dirs=(context.authored_dir,)) if context.authored_dir else area
         self.modules = ensure_node_modules(self.snapshot)
         self.step_files = step_files(self.snapshot)
         self.side = TestSideJs(self.snapshot, self.step_files)
@@ -318,23 +337,10 @@ class ProjectJudge:
 
     # ------------------------------------------------------------------ submission check
     def rejections(self, files: dict[str, str]) -> list[str]:
-        from bench.evaluate import TestArea
+        return self.area.rejections(files)
 
-        reasons = TestArea._layout_rejections(files)
-        for raw in files:
-            path = PurePosixPath(raw)
-            if any(ord(c) < 32 or ord(c) == 127 for c in raw) or path.is_absolute() or ".." in path.parts \
-                    or raw != path.as_posix() or raw in ("", "."):
-                reasons.append(f"{raw!r}: not a plain relative path")
-            elif not any(str(path).startswith(d + "/") for d in self.step_dirs):
-                kind = "runner configuration" if path.name in self.framework.runner_config_files else \
-                    "outside the test area"
-                reasons.append(f"{raw}: {kind} (test code goes under {', '.join(d + '/' for d in self.step_dirs)})")
-            elif path.suffix not in SOURCE_SUFFIXES:
-                reasons.append(f"{raw}: not a JavaScript/TypeScript file")
-            elif raw in self.infrastructure:
-                reasons.append(f"{raw}: shared test infrastructure (hooks, registration) cannot be replaced")
-        return reasons
+    def unusable(self, files: dict[str, str]) -> str | None:
+        return None if any(content.strip() for content in files.values()) else "no usable test code (no non-empty file)"
 
     # ------------------------------------------------------------------ verdict
     def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
@@ -413,7 +419,7 @@ class ProjectJudge:
             return verdict
         outcome, detail = classify(clean, expected)
         if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, fresh_runs=runs, trace={})
+            return Judgement(outcome, detail, fresh_runs=runs)
         traced = run(None, "traced", traced=True)
         if not traced.passed:
             return Judgement(Outcome.unstable, "the traced run did not pass while the guarded clean run did",
@@ -519,7 +525,7 @@ class ProjectJudge:
 
     def _failed_variants(self, failed: list[tuple[Mutant | None, CucumberRun]], run: Any,
                          expected: int) -> Judgement | None:
-        """Decide failed equivalent variants before concluding anything, as ``bench.verdict``
+        """Decide failed equivalent variants before concluding anything, as ``bench.frameworks.behave.verdict``
         does: each (at most 3) runs again with a budget four times as large beside two runs of
         unchanged production, shuffled.
 
@@ -554,7 +560,7 @@ class ProjectJudge:
         return Judgement(Outcome.unstable, "an equivalent variant (behaviour unchanged) failed, and not reproducibly",
                          evidence=[_variant_evidence(v, r, expected) for v, r in failed])
 
-    def _trace(self, clean: CucumberRun, base: Path, coverage: RunCoverage) -> dict[str, Any]:
+    def _trace(self, clean: CucumberRun, base: Path, coverage: RunCoverage) -> RunTrace:
         """The prediction's covered production lines and API calls, from its traced run."""
         side = TestSideJs(base, step_files(base))
         sites = []
@@ -566,7 +572,7 @@ class ProjectJudge:
                     if site is not None:
                         sites.append((site, STEP_TYPES.get(step.step_type, "given")))
         calls = scenario_calls(self.declarations, self.declarations.ran(coverage.functions), CallReader(base), sites)
-        return {"coverage": coverage.as_lists(), "api": calls.api_keys}
+        return RunTrace(coverage=coverage.as_lists(), api=[str(k) for k in calls.api_keys])
 
 
 def _variant_evidence(variant: Mutant | None, result: CucumberRun, expected: int) -> str:

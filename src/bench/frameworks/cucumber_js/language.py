@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import ClassVar
 
-from bench.frameworks.protocol import Language
+from bench.frameworks.protocol import BodyHider, Language
 from bench.model import Mutant
 
 SOURCE_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -83,6 +83,11 @@ class TypeScriptLanguage(Language):
             return {}
         original = (root / mutant.file).read_text(encoding="utf-8")
         return {mutant.file: self.apply_mutant(original, mutant).encode("utf-8")}
+
+    def hider(self) -> BodyHider:
+        from bench.frameworks.cucumber_js.hiding import JsHider  # tree-sitter loads on first use
+
+        return JsHider()
 
     def apply_mutant(self, source: str, mutant: Mutant) -> str:
         lines = source.splitlines(keepends=True)

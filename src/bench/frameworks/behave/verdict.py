@@ -43,57 +43,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
-from bench.frameworks.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
+from bench.frameworks.behave.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
+from bench.frameworks.behave.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
+from bench.frameworks.behave.guard.static_scan import scan_prediction
 from bench.frameworks.messages import WireMutant
 from bench.frameworks.outcomes import classify_run
-from bench.frameworks.registry import get_framework
-from bench.guard.static_scan import scan_prediction
+from bench.judging import (
+    DETECTED,
+    EQUIVALENT_PREFIX,
+    Judgement,
+    RunTrace,
+    RunVerdict,
+    equivalent_count,
+    spread_among,
+)
+from bench.languages.python import PythonLanguage
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
+from bench.production_index import ProductionIndex
 
-DETECTED = ("killed", "timeout", "infra_no_step", "crashed")
-EQUIVALENT_PREFIX = "eq-"  # ids of equivalent variants (bench.mutation.equivalents, cucumber-js's equivalents)
-
-
-def equivalent_count(mutants: int) -> int:
-    """Equivalent variants mixed into a batch of ``mutants`` runs: at least 2, one more per 20."""
-    return 2 + mutants // 20
-
-
-def spread_among(runs: list[Any], extra: list[Any], rng: random.Random) -> None:
-    """Insert ``extra`` into ``runs`` in place: the first in the first half, the second in the
-    second half, the rest anywhere (so a test cannot wait out the clean runs)."""
-    half = max(1, (len(runs) + 1) // 2)
-    positions = [rng.randrange(0, half), rng.randrange(half, len(runs) + 1) if runs else 0]
-    positions += [rng.randrange(0, len(runs) + 1) for _ in range(len(extra) - 2)]
-    for offset, position in enumerate(sorted(positions)):
-        runs.insert(position + offset, extra[offset])
-
+PYTHON = PythonLanguage()
 
 @dataclass(frozen=True)
 class VerdictOptions:
-    timeout: float = 600.0  # the traced run (SPEC §3: 600 s)
+    timeout: float = 600.0  # the traced run (600 s: docs/evaluation.md#outcomes-the-first-failing-stage)
     mutants: bool = True
     replays: int = 5  # fresh-process replays of a KillComplete claim's kills
     isolation: str = "bwrap"
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     seed: int | None = None  # None: a fresh random order per evaluation
     untrusted_production: bool = False  # the reverse task: production is agent code, screened like a test
-
-
-@dataclass
-class Judgement:
-    """What the verdict process concluded, before metrics are attached."""
-
-    outcome: Outcome
-    detail: str = ""
-    trace: dict[str, Any] = field(default_factory=dict)
-    kills: set[str] = field(default_factory=set)  # confirmed detections, mutant ids
-    timeouts: int = 0
-    evidence: list[str] = field(default_factory=list)
-    confirmation: dict[str, Any] = field(default_factory=dict)
-    fresh_runs: int = 0
-    verdicts: dict[str, str] = field(default_factory=dict)  # first-batch verdict of every pool mutant
 
 
 class _Tampering(Exception):
@@ -109,7 +87,9 @@ class _Unstable(Exception):
 
 
 def judge(inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict[str, Mutant], base: ProjectBase,
-          work_dir: Path, options: VerdictOptions) -> Judgement:
+          work_dir: Path, options: VerdictOptions, index: ProductionIndex) -> Judgement:
+    """The verdict on one prediction; ``index`` names the production functions the traced run
+    called (the trace's API keys)."""
     findings = scan_prediction(prediction.files)
     if findings:
         return Judgement(Outcome.tampering, _finding_text(findings[0].model_dump()),
@@ -117,14 +97,14 @@ def judge(inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict
     rng = random.Random(options.seed) if options.seed is not None else random.SystemRandom()
     # the pool's mutants placed on this base's (rewritten) production
     placed = {m: base.shifted(manifest[m]) for m in gold.pool if m in manifest}
-    session = _Session(inst, prediction, gold, placed, base, work_dir, options, rng)
+    session = _Session(inst, prediction, gold, placed, base, work_dir, options, rng, index)
     try:
         return session.run()
     except _Tampering as exc:
-        return Judgement(Outcome.tampering, exc.evidence[0], trace=session.trace_result, evidence=exc.evidence,
+        return Judgement(Outcome.tampering, exc.evidence[0], trace=session.run_trace(), evidence=exc.evidence,
                          confirmation=session.confirmation)
     except _Unstable as exc:
-        return Judgement(Outcome.unstable, exc.evidence[0], trace=session.trace_result, evidence=exc.evidence,
+        return Judgement(Outcome.unstable, exc.evidence[0], trace=session.run_trace(), evidence=exc.evidence,
                          confirmation=session.confirmation)
     except WorkerLost as exc:
         return _attribute(inst, prediction, base, work_dir, options, str(exc), session)
@@ -136,7 +116,7 @@ def _attribute(inst: Instance, prediction: Prediction, base: ProjectBase, work_d
                reason: str, session: _Session) -> Judgement:
     """A lost worker is the prediction's doing unless the evaluator fails without it too."""
     control = _Session(inst, Prediction(instance_id=inst.id, files={}), GoldTest.model_construct(pool=[], kills=[]),
-                       {}, base, work_dir, options, random.Random(0))
+                       {}, base, work_dir, options, random.Random(0), session.index)
     try:
         control.start_warm()
         control.traced()
@@ -150,14 +130,16 @@ def _attribute(inst: Instance, prediction: Prediction, base: ProjectBase, work_d
         return Judgement(Outcome.infrastructure_failure, f"evaluator failure: {reason}"[:300],
                          confirmation=session.confirmation)
     return Judgement(Outcome.execution_failure, f"the test took the evaluation worker down: {reason}"[:300],
-                     trace=session.trace_result, confirmation=session.confirmation,
+                     trace=session.run_trace(), confirmation=session.confirmation,
                      evidence=[f"control session on the same instance ran normally; lost: {reason}"[:300]])
 
 
 class _Session:
     def __init__(self, inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict[str, Mutant],
-                 base: ProjectBase, work_dir: Path, options: VerdictOptions, rng: random.Random) -> None:
+                 base: ProjectBase, work_dir: Path, options: VerdictOptions, rng: random.Random,
+                 index: ProductionIndex) -> None:
         self.inst, self.prediction, self.gold, self.manifest = inst, prediction, gold, manifest
+        self.index = index
         self.base, self.options, self.rng = base, options, rng
         self.dir = Path(tempfile.mkdtemp(prefix="inst-", dir=work_dir))
         self.feature = inst.requirement.feature_file
@@ -169,6 +151,13 @@ class _Session:
         self.confirmation: dict[str, Any] = {}
         self.fresh_runs = 0
         self.covered: dict[str, set[int]] = {}
+
+    def run_trace(self) -> RunTrace | None:
+        """The traced run's measurement in the dataset's terms (None: no trace came back)."""
+        if not self.trace_result:
+            return None
+        return RunTrace(api=sorted(generated_api(self.trace_result, self.index)),
+                        coverage=self.trace_result.get("coverage", {}))
 
     # --------------------------------------------------------------- sandboxes
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
@@ -231,7 +220,7 @@ class _Session:
             self.trace_result["coverage"] = self.base.shipped_coverage(self.trace_result["coverage"])
         outcome, detail = ladder(claim, len(self.lines))
         if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, trace=self.trace_result)
+            return Judgement(outcome, detail, trace=self.run_trace())
         limit = max(2.0, 10.0 * float(claim.get("elapsed", 0.1)))
         pool = [self.manifest[m] for m in self.gold.pool if m in self.manifest] if self.options.mutants else []
         covered = {f: set(v) for f, v in self.trace_result.get("coverage", {}).items()}
@@ -274,7 +263,7 @@ class _Session:
             self._lap("replays")
         timeouts = sum(1 for v in verdicts.values() if v == "timeout")
         verdicts.update({m.id: "survived" for m in pool if m not in reached})  # never executed
-        return Judgement(Outcome.passed, "", trace=self.trace_result, kills=claimed, timeouts=timeouts,
+        return Judgement(Outcome.passed, "", trace=self.run_trace(), kills=claimed, timeouts=timeouts,
                          confirmation=self.confirmation, fresh_runs=self.fresh_runs, verdicts=verdicts)
 
     def _reproduce(self, claimed: set[str], first: dict[str, str], limit: float) -> None:
@@ -412,7 +401,7 @@ class _Session:
             target = production / mutant.file if mutant is not None else None
             original = target.read_text(encoding="utf-8") if target is not None else ""
             if target is not None and mutant is not None:
-                _write_atomic(target, get_framework(self.base.framework).language.apply_mutant(original, mutant))
+                _write_atomic(target, PYTHON.apply_mutant(original, mutant))
             try:
                 self.fresh_runs += 1
                 reply = self.cold.runs(self.feature, self.lines, limit, [{"token": token, "mutant": None}])
@@ -467,7 +456,7 @@ class _Session:
 
 # ----------------------------------------------------------------------------- reading claims
 def ladder(claim: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
-    """SPEC §3's first failing stage, from the traced run's claim."""
+    """The first failing stage (docs/evaluation.md#outcomes-the-first-failing-stage), from the traced run's claim."""
     if claim.get("exit") == "timeout":
         return Outcome.execution_failure, f"timeout: killed after {claim.get('elapsed', 0):.1f}s"
     if claim.get("exit") != "ok":
@@ -489,22 +478,22 @@ def ladder(claim: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
     return Outcome.execution_failure, f"{verdict.reason}: {verdict.detail}"
 
 
-def claim_verdict(claim: dict[str, Any]) -> str:
+def claim_verdict(claim: dict[str, Any]) -> RunVerdict:
     """A verdict run's claim → survived | killed | timeout | infra_no_step | crashed | fallback."""
     if claim.get("exit") == "timeout":
-        return "timeout"
+        return RunVerdict.timeout
     if claim.get("exit") != "ok":
-        return "crashed"
+        return RunVerdict.crashed
     result = claim.get("result") or {}
     if result.get("swap_error"):
-        return "fallback"
+        return RunVerdict.fallback
     if result.get("load_error"):
-        return "infra_no_step"
+        return RunVerdict.infra_no_step
     if result.get("passed") is True:
-        return "survived"
+        return RunVerdict.survived
     if not result.get("steps_ran"):
-        return "infra_no_step"
-    return "killed"
+        return RunVerdict.infra_no_step
+    return RunVerdict.killed
 
 
 def _claim_detail(claim: dict[str, Any], limit: float | None = None) -> str:
@@ -539,3 +528,16 @@ def _wire(mutant: Mutant | None) -> WireMutant | None:
                       function_line=mutant.function_line, function_end=mutant.function_end,
                       scope=list(mutant.scope))
 
+
+
+def generated_api(trace: dict[str, Any], index: ProductionIndex) -> set[str]:
+    """The public production API the traced run's step code called directly (API keys)."""
+    keys = set()
+    for calls in trace.get("direct", {}).values():
+        for file, line, qualname in calls:
+            info = index.lookup(file, line, qualname)
+            if info is not None and info.is_public:
+                keys.add(info.key)
+            elif info is None and qualname.endswith(".__init__"):
+                keys.add(f"{file}:{qualname}")  # generated (dataclass) constructor
+    return keys

@@ -12,7 +12,7 @@ EVIDENCE_LIMIT = 200
 class TamperFinding(BaseModel):
     """One place where a prediction reaches past the public test API.
 
-    ``kind`` is a short slug (see ``bench.guard.static_scan.KINDS``); ``path`` is the
+    ``kind`` is a short slug (see ``bench.frameworks.behave.guard.static_scan.KINDS``); ``path`` is the
     prediction file relative to the project root (runtime findings may carry an
     absolute path or ``""`` when no file is known); ``evidence`` is the offending code.
     """

@@ -1,21 +1,20 @@
 """The evaluator's sandboxed worker: it runs an untrusted test but never executes it itself.
 
-Trust boundary (README "Threat model"): a prediction is code written by an agent that
-optimises its score. This worker lives in a fresh sandbox per instance whose disk holds
-only that instance's pristine workspace (prediction + shared infrastructure, no
-ground-truth test file of any instance) and read-only production. It imports behave and
-the production packages once (warm), then forks the **zygote** (``forking.ForkServer``)
-before any request exists. Every run child is forked by the zygote, so its memory holds
-the warm state and what its own request sent it — the mode, the selected scenarios, a
-per-run secret and the variant's *compiled* code — and nothing of any request: no token,
-no file/line/replacement of this or any other variant, none of the worker's caches. The
-worker compiles the variants (compiling runs nothing) and marshals the code objects. A run
-child then
+Trust boundary (docs/evaluation.md#threat-model-verdicts-the-code-under-evaluation-cannot-forge): a
+prediction is code written by an agent that optimises its score. This worker lives in a fresh
+sandbox per instance whose disk holds only that instance's pristine workspace (prediction + shared
+infrastructure, no ground-truth test file of any instance) and read-only production. It imports
+behave and the production packages once (warm), then forks the **zygote** (``forking.ForkServer``)
+before any request exists. Every run child is forked by the zygote, so its memory holds the warm
+state and what its own request sent it — the mode, the selected scenarios, a per-run secret and the
+variant's *compiled* code — and nothing of any request: no token, no file/line/replacement of this
+or any other variant, none of the worker's caches. The worker compiles the variants (compiling runs
+nothing) and marshals the code objects. A run child then
 
 1. drops every descriptor but its own result pipe (the worker's protocol is unreachable),
 2. swaps the variant's code in — BEFORE any prediction code exists in the process, so an
    import-time snapshot of production code already sees the variant,
-3. activates the deny-by-default screen (``bench.guard.strict_hook``: the audit hook, the
+3. activates the deny-by-default screen (``bench.frameworks.behave.guard.strict_hook``: the audit hook, the
    gates for threads and signal handlers) with its result pipe and secret, and takes the
    runner-integrity snapshot's baseline,
 4. loads the hooks and step modules (here the prediction first runs), runs the
@@ -58,10 +57,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench.frameworks import behave_worker as bw
-from bench.frameworks import forking
-from bench.frameworks.change_watch import ChangeWatch
-from bench.frameworks.forking import kill_group, load_libc, read_until_closed
+from bench.frameworks.behave import forking
+from bench.frameworks.behave import worker as bw
+from bench.frameworks.behave.change_watch import ChangeWatch
+from bench.frameworks.behave.forking import kill_group, load_libc, read_until_closed
 from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
@@ -103,7 +102,7 @@ class EvalWorker(bw.Worker):
         early = None
         self.untrusted_production = bool(req.get("untrusted_production"))
         if self.untrusted_production:
-            from bench.guard import integrity
+            from bench.frameworks.behave.guard import integrity
 
             early = integrity.snapshot()
         # A cold worker imports what production depends on but is not production (lxml, the
@@ -115,7 +114,7 @@ class EvalWorker(bw.Worker):
                 pass
         reply = super().init(req)
         if early is not None:
-            from bench.guard import integrity
+            from bench.frameworks.behave.guard import integrity
 
             self.import_changes = list(integrity.changes(early))
         prefixes = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in self.production_dirs)
@@ -604,11 +603,11 @@ def _emit(record: dict[str, Any]) -> None:
 
 def _prepare_screens(worker: EvalWorker) -> Any:
     """Build the run child's deny-by-default screen and take the runner-integrity snapshot in
-    the worker, once (bench.guard): each run child only activates them, before the test loads."""
+    the worker, once (bench.frameworks.behave.guard): each run child only activates them, before the test loads."""
     from behave import runner_util
     from behave.model_type import FileLocation
 
-    from bench.guard import integrity, strict_hook
+    from bench.frameworks.behave.guard import integrity, strict_hook
 
     made = strict_hook.make_gates()
     recorder = bw.RunRecorder
@@ -631,7 +630,7 @@ def _prepare_screens(worker: EvalWorker) -> Any:
 def _activate_screens(worker: EvalWorker, write_fd: int, secret: bytes, traced: bool) -> Any:
     """In the run child: the gates in place and the screen on, findings straight to this run's
     channel from now on."""
-    from bench.guard import strict_hook
+    from bench.frameworks.behave.guard import strict_hook
 
     prepared, snap, changes = worker.screens
     gates, worker.screens, worker.gates = worker.gates, None, None

@@ -2,7 +2,7 @@
 
 The heavy parts stay where they were written and are named here: the build's warm
 worker (``behave_worker``), the evaluator's sandboxed worker (``eval_worker``), the
-fresh-process reference (``bench.mutation.fresh``) and the parser cross-check
+fresh-process reference (``bench.frameworks.behave.fresh``) and the parser cross-check
 (``bench.gherkin_reader``). Commands are exactly what those callers ran before the
 protocol existed, so results are unchanged.
 """
@@ -16,12 +16,28 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from bench.frameworks.protocol import Framework, FreshVerdict, Language, PromptTerms
+from bench.frameworks.behave import BUILD_WORKER_MODULE, test_side
+from bench.frameworks.protocol import (
+    Builder,
+    Framework,
+    FreshVerdict,
+    Language,
+    PromptTerms,
+    TestAreaSpec,
+    TestSideView,
+)
 from bench.gherkin_reader import FeatureFile
+from bench.judging import Judge, JudgeContext, RunVerdict
 from bench.languages.python import PythonLanguage
-from bench.model import Mutant
+from bench.model import GoldTest, Mutant
+
+if TYPE_CHECKING:
+    from bench.builder.pipeline import BuildOptions, StageTimer
+    from bench.model import DatasetCard
+    from bench.progress import Progress
+    from bench.project import ProjectSource
 
 
 class BehaveFramework(Framework):
@@ -30,8 +46,6 @@ class BehaveFramework(Framework):
     # behave reads its configuration from any of these (first found wins)
     runner_config_files: ClassVar[frozenset[str]] = frozenset(
         {"behave.ini", ".behaverc", "setup.cfg", "tox.ini", "pyproject.toml"})
-    build_worker_module: ClassVar[str] = "bench.frameworks.behave_worker"
-    eval_worker_module: ClassVar[str] = "bench.frameworks.eval_worker"
 
     def prompt_terms(self) -> PromptTerms:
         return PromptTerms(runner="behave", language="Python", step_definitions="behave step definitions",
@@ -54,6 +68,27 @@ class BehaveFramework(Framework):
     def dry_run_command(self, features_dir: str) -> list[str]:
         return ["-m", "behave", "--dry-run", "--no-summary", "-f", "null", features_dir]
 
+    def test_area(self, root: Path, features_dir: str) -> TestAreaSpec:
+        return test_side.test_area(root, features_dir, self.runner_config_files)
+
+    def view_test_side(self, snapshot: Path, features_dir: str, gold_test_files: set[str]) -> TestSideView:
+        return test_side.view_test_side(snapshot, features_dir, gold_test_files)
+
+    def calibration_files(self, snapshot: Path, records: list[GoldTest], *,
+                          suite: bool = False) -> dict[str, dict[str, str]]:
+        return test_side.calibration_files(snapshot, records, suite)
+
+    def workspace_links(self, snapshot: Path) -> dict[str, Path]:
+        return {}  # the sandbox's Python environment holds the project's packages
+
+    def builder(self) -> Builder:
+        return BehaveBuilder(self)
+
+    def judge(self, context: JudgeContext) -> Judge:
+        from bench.frameworks.behave.judge import BehaveJudge
+
+        return BehaveJudge(self, context)
+
     def parser_differences(self, root: Path, feature: FeatureFile) -> list[str]:
         from bench.gherkin_reader import cross_check_with_behave
 
@@ -61,7 +96,7 @@ class BehaveFramework(Framework):
 
     def fresh_run(self, root: Path, python_path: list[str], feature: str, lines: list[int],
                   mutant: Mutant | None, timeout: float, python: str) -> FreshVerdict:
-        from bench.mutation.fresh import shadow_tree
+        from bench.frameworks.behave.fresh import shadow_tree
 
         with tempfile.TemporaryDirectory(prefix="req2test-fresh-") as tmp:
             work = Path(tmp) / "root"
@@ -79,14 +114,28 @@ class BehaveFramework(Framework):
             try:
                 proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
-                return FreshVerdict("timeout", time.perf_counter() - start)
+                return FreshVerdict(RunVerdict.timeout, time.perf_counter() - start)
             elapsed = time.perf_counter() - start
             if proc.returncode == 0:  # behave exits 0 only when every selected scenario passed
-                return FreshVerdict("survived", elapsed)
+                return FreshVerdict(RunVerdict.survived, elapsed)
             statuses = _step_statuses(report)
             if not any(s not in ("skipped", "untested") for s in statuses):
-                return FreshVerdict("infra_no_step", elapsed, proc.stderr.decode(errors="replace")[-300:])
-            return FreshVerdict("killed", elapsed)
+                return FreshVerdict(RunVerdict.infra_no_step, elapsed, proc.stderr.decode(errors="replace")[-300:])
+            return FreshVerdict(RunVerdict.killed, elapsed)
+
+
+class BehaveBuilder(Builder):
+    """The warm-worker pipeline with this package's build worker."""
+
+    def __init__(self, framework: BehaveFramework) -> None:
+        self.framework = framework
+
+    def build(self, source: ProjectSource, out_dir: Path, options: BuildOptions, progress: Progress,
+              timer: StageTimer, tmp: Path) -> DatasetCard:
+        from bench.builder.pipeline import build_with_warm_workers
+
+        return build_with_warm_workers(self.framework, BUILD_WORKER_MODULE, source, out_dir, options, progress,
+                                       timer, tmp)
 
 
 def _step_statuses(report: Path) -> list[str]:

@@ -1,7 +1,7 @@
 """Runtime tamper screen: a PEP 578 audit hook installed before any prediction code loads.
 
 This is the *attributing* screen: it flags what a prediction's frame owns. The evaluator's
-behave run child uses the deny-by-default screen ``bench.guard.strict_hook`` instead (which
+behave run child uses the deny-by-default screen ``bench.frameworks.behave.guard.strict_hook`` instead (which
 refuses sensitive events whoever performs them: code run by ``exec`` in a thread or as a
 behave cleanup has no prediction frame to attribute to); this one remains for callers that
 drive behave in a process of their own (``install``) and as the reference for its rules.
@@ -68,16 +68,17 @@ import sysconfig
 import time
 from typing import Any, Callable
 
-from bench.guard.events import CODE_ATTRS as _CODE_ATTRS
-from bench.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
-from bench.guard.events import READ_ATTRS as _READ_ATTRS
-from bench.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
-from bench.guard.events import SHELLS as _SHELLS
-from bench.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
-from bench.guard.events import SPAWN as _SPAWN
-from bench.guard.events import WRITES as _WRITES
-from bench.guard.events import package_dir as _package_dir
-from bench.guard.events import prefixes as _prefixes
+from bench import PACKAGE_DIR
+from bench.frameworks.behave.guard.events import CODE_ATTRS as _CODE_ATTRS
+from bench.frameworks.behave.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
+from bench.frameworks.behave.guard.events import READ_ATTRS as _READ_ATTRS
+from bench.frameworks.behave.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
+from bench.frameworks.behave.guard.events import SHELLS as _SHELLS
+from bench.frameworks.behave.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
+from bench.frameworks.behave.guard.events import SPAWN as _SPAWN
+from bench.frameworks.behave.guard.events import WRITES as _WRITES
+from bench.frameworks.behave.guard.events import package_dir as _package_dir
+from bench.frameworks.behave.guard.events import prefixes as _prefixes
 
 BLOCKING = frozenset({
     "ctypes", "gc", "introspection", "code_objects", "tracing", "signals", "audit_hook", "production_source",
@@ -122,7 +123,7 @@ _EXCEPTION_FORMAT = frozenset({
 _IMPORT_FIND = "_find_and_load"
 _IMPORT_LOAD = frozenset({"_load_unlocked", "exec_module", "_load"})
 # evaluator callbacks the interpreter calls with prediction frames below them
-# (bench.frameworks.behave_worker.RunRecorder's profile functions and audit hook, the
+# (bench.frameworks.behave.worker.RunRecorder's profile functions and audit hook, the
 # worker's import-time profiler)
 DEFAULT_CALLBACKS = frozenset({"_profile", "_split_profile", "_audit", "record_import_time"})
 
@@ -220,7 +221,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     predictions = frozenset(norm(p) for p in prediction_files)
     production = _prefixes(production_dirs)
-    trusted = _prefixes([os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *(trusted_dirs or [])])
+    trusted = _prefixes([PACKAGE_DIR, *(trusted_dirs or [])])
     behave_dir = _prefixes([_package_dir("behave")])
     lib_dirs: list[str] = []
     stdlib_dirs: list[str] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from bench.frameworks import behave_worker as bw
+from bench.frameworks.behave import worker as bw
 
 ENV_FLAG = "REQ2TEST_REFERENCE_TRACE"
 

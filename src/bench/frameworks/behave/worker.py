@@ -29,8 +29,8 @@ import time
 import traceback
 from typing import Any
 
-from bench.frameworks import split_stream
-from bench.frameworks.forking import fork_call, load_libc
+from bench.frameworks.behave import split_stream
+from bench.frameworks.behave.forking import fork_call, load_libc
 from bench.frameworks.messages import BuildInit, ImportMutantRequest, RunRequest, SessionRequest
 
 # Names of production descriptor/trampoline methods: a production function called
@@ -184,7 +184,8 @@ class Worker:
         """Every step definition that matches each effective step, per scenario.
 
         behave silently takes the first match; a step that several definitions
-        match does not bind *uniquely* (SPEC §2-II), so we list them all.
+        match does not bind *uniquely* (docs/building.md#rules-that-needed-a-decision),
+        so we list them all.
         """
         from behave.runner_util import collect_feature_locations, parse_features
         from behave.step_registry import registry
@@ -588,7 +589,7 @@ class RunRecorder:
     def _traced_profile(self):
         """The traced run's ``sys.setprofile`` callback (``_profile``), built per run.
 
-        It records what the callback it replaced records (``bench.frameworks.trace_reference``
+        It records what the callback it replaced records (``bench.frameworks.behave.trace_reference``
         keeps that one as the reference), in the same order, for 1.6x less CPU time over all
         371 python-pptx scenarios (1.9x on the largest outlines) and 1.6x over python-docx's
         239, identical results on all (benchmarks/trace_cost.py); the evaluator's traced run,
@@ -942,9 +943,9 @@ class RunRecorder:
 
 def _recorder_class() -> type[RunRecorder]:
     """RunRecorder, or the traced run as it was before it was made cheaper when the worker's
-    environment asks for it (``bench.frameworks.trace_reference``: benchmarks and tests only)."""
+    environment asks for it (``bench.frameworks.behave.trace_reference``: benchmarks and tests only)."""
     if os.environ.get("REQ2TEST_REFERENCE_TRACE") == "1":
-        from bench.frameworks.trace_reference import ReferenceRunRecorder
+        from bench.frameworks.behave.trace_reference import ReferenceRunRecorder
         return ReferenceRunRecorder
     return RunRecorder
 

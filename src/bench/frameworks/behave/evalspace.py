@@ -24,8 +24,12 @@ from pathlib import Path, PurePosixPath
 
 from bench.model import Mutant
 from bench.mutation.positions import PositionMap
+from bench.tree_rules import BYTECODE_DIRS, BYTECODE_SUFFIXES, COVERAGE_DATA, TEST_ENVIRONMENTS, VCS_DATA
 
-_NEVER = {"__pycache__", ".git", ".hg", ".svn", ".coverage", ".tox", ".nox", ".pytest_cache", ".mypy_cache"}
+# Narrower than NOT_PROJECT_CONTENT: a base holds the dataset's snapshot less VCS data, bytecode,
+# test environments and coverage data, and keeps the rest (build/, dist/, venv/, node_modules can
+# be the project's own code or runtime): every base holds the files it always held.
+_NEVER = VCS_DATA | BYTECODE_DIRS | TEST_ENVIRONMENTS | COVERAGE_DATA | {".pytest_cache", ".mypy_cache"}
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ def build_base(snapshot: Path, dest: Path, features_dir: str, python_path: list[
     features = PurePosixPath(features_dir)
 
     def keep(rel: PurePosixPath, is_dir: bool) -> bool:
-        if rel.name in _NEVER or rel.suffix in (".pyc", ".pyo"):
+        if rel.name in _NEVER or rel.suffix in BYTECODE_SUFFIXES:
             return False
         if rel.as_posix() in gold_files:
             return False

@@ -3,7 +3,7 @@
 STANDARD LIBRARY ONLY: it runs inside the project's environment, in the sandbox, in the run
 child that is about to load the prediction's step modules.
 
-``bench.guard.audit_hook`` *attributes* an event to the first frame that is not acting for
+``bench.frameworks.behave.guard.audit_hook`` *attributes* an event to the first frame that is not acting for
 its caller and flags it when that frame is a prediction's. That leaves blind spots: code a
 test runs through ``exec`` in a thread it started, or hands to behave
 (``context.add_cleanup(exec, TEXT, g)``), has no prediction frame below it. Here nothing
@@ -72,16 +72,17 @@ import sysconfig
 import time
 from typing import Any, Callable
 
-from bench.guard.events import CODE_ATTRS as _CODE_ATTRS
-from bench.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
-from bench.guard.events import READ_ATTRS as _READ_ATTRS
-from bench.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
-from bench.guard.events import SHELLS as _SHELLS
-from bench.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
-from bench.guard.events import SPAWN as _SPAWN
-from bench.guard.events import WRITES as _WRITES
-from bench.guard.events import package_dir as _package_dir
-from bench.guard.events import prefixes as _prefixes
+from bench import PACKAGE_DIR
+from bench.frameworks.behave.guard.events import CODE_ATTRS as _CODE_ATTRS
+from bench.frameworks.behave.guard.events import PYTHON_SIGNAL as _PYTHON_SIGNAL
+from bench.frameworks.behave.guard.events import READ_ATTRS as _READ_ATTRS
+from bench.frameworks.behave.guard.events import SHELL_SIGNAL as _SHELL_SIGNAL
+from bench.frameworks.behave.guard.events import SHELLS as _SHELLS
+from bench.frameworks.behave.guard.events import SIGNAL_TOOLS as _SIGNAL_TOOLS
+from bench.frameworks.behave.guard.events import SPAWN as _SPAWN
+from bench.frameworks.behave.guard.events import WRITES as _WRITES
+from bench.frameworks.behave.guard.events import package_dir as _package_dir
+from bench.frameworks.behave.guard.events import prefixes as _prefixes
 
 # findings that refuse the operation (all of them here: this is the deny-by-default screen)
 _GC = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
@@ -266,7 +267,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     predictions = frozenset(norm(os.path.abspath(p)) for p in prediction_files)
     production = _prefixes(production_dirs)
-    trusted = _prefixes([os.path.dirname(os.path.dirname(os.path.abspath(__file__)))])
+    trusted = _prefixes([PACKAGE_DIR])
     behave_dir = _prefixes([_package_dir("behave")])
     coverage_dir = _prefixes([_package_dir("coverage")])
     lib_dirs: list[str] = []

@@ -14,10 +14,12 @@ from collections.abc import Callable
 
 from bench.frameworks.cucumber_js.declarations import FUNCTION_NODES, function_name
 from bench.frameworks.cucumber_js.testside import js_parser
-from harness.hiding import HIDDEN_MESSAGE, HidingReport
+from bench.frameworks.protocol import HIDDEN_MESSAGE, HidingReport
 
 
 class JsHider:
+    """``BodyHider`` of JavaScript/TypeScript (``TypeScriptLanguage.hider``)."""
+
     language = "typescript"
     source_suffixes = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 

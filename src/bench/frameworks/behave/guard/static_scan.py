@@ -41,7 +41,7 @@ import ast
 import re
 from typing import Iterable
 
-from bench.guard.findings import TamperFinding
+from bench.frameworks.behave.guard.findings import TamperFinding
 
 KINDS = frozenset({
     "runner_internals", "introspection", "code_objects", "gc", "ctypes", "tracing", "audit_hook", "signals",

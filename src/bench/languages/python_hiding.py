@@ -10,22 +10,16 @@ and ``@overload``/``@abstractmethod`` declarations have nothing to hide and stay
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from bench.frameworks.protocol import HidingReport
+
 PLACEHOLDER = 'raise NotImplementedError("implementation hidden")'
-HIDDEN_MESSAGE = "implementation hidden"
 
 _KEEP_DECORATORS = {"overload", "abstractmethod", "abstractproperty", "abc.abstractmethod", "typing.overload"}
-
-
-@dataclass
-class HidingReport:
-    hidden: list[str] = field(default_factory=list)  # qualnames whose bodies were replaced
-    kept_stubs: list[str] = field(default_factory=list)  # nothing to hide (stub, overload, abstract)
 
 
 def hide_bodies(source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
@@ -41,43 +35,14 @@ def hide_bodies(source: str, should_hide: Callable[[str, int], bool]) -> tuple[s
     return new_module.code, transformer.report
 
 
-class BodyHider(Protocol):
-    """Hides function bodies of one language (views go through ``hider_for``)."""
-
-    language: str
-    source_suffixes: tuple[str, ...]
-
-    def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
-        """The source with every body ``should_hide(qualname, def_line)`` selects replaced
-        by a placeholder that raises with ``HIDDEN_MESSAGE``; declarations stay verbatim."""
-
-
 class PythonHider:
+    """``BodyHider`` of Python (``PythonLanguage.hider``)."""
+
     language = "python"
     source_suffixes = (".py",)
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         return hide_bodies(source, should_hide)
-
-
-_HIDERS: dict[str, BodyHider] = {"python": PythonHider()}
-
-
-def register_hider(hider: BodyHider) -> None:
-    """Views of projects in ``hider.language`` hide bodies with ``hider``."""
-    _HIDERS[hider.language] = hider
-
-
-def hider_for(language: str) -> BodyHider:
-    """The body hider of a language (``Framework.language.name``)."""
-    if language == "typescript" and language not in _HIDERS:  # tree-sitter loads on first use
-        from harness.hiding_js import JsHider
-
-        _HIDERS[language] = JsHider()
-    try:
-        return _HIDERS[language]
-    except KeyError:
-        raise LookupError(f"no body hider for {language!r} (have: {', '.join(sorted(_HIDERS))})") from None
 
 
 class _Hider(cst.CSTTransformer):

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from bench.frameworks import forking
+from bench.frameworks.behave import forking
 
 RUN_START = "run"
 

@@ -27,11 +27,13 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from bench.evalspace import InstanceSpace
+from bench import SOURCE_ROOT
+from bench.frameworks.behave import EVAL_WORKER_MODULE
+from bench.frameworks.behave.evalspace import InstanceSpace
 from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest, Variant
 from bench.isolation import python_dirs, wrap
 
-_SRC_DIR = str(Path(__file__).resolve().parents[2])
+_SRC_DIR = SOURCE_ROOT
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 
 
@@ -87,9 +89,7 @@ class EvalSandbox:
         scratch = self.scratch()
         Path(scratch[0]).mkdir(exist_ok=True) if not isolated else None
         env = self.environment()
-        from bench.frameworks.registry import get_framework
-
-        command = [self.python, "-m", get_framework(base.framework).eval_worker_module]
+        command = [self.python, "-m", EVAL_WORKER_MODULE]
         if self.isolation == "bwrap":
             command = self._in_cgroup(self.sandboxed(command))
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

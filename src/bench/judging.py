@@ -1,0 +1,145 @@
+"""What every framework's judge shares: the options of an evaluation, the typed verdict of a
+run, the trace a judge measured, the judgement it returns, and the ``Judge`` interface.
+
+Framework-neutral by construction: nothing here knows a runner. ``bench.evaluate`` turns a
+``Judgement`` into an ``InstanceResult`` the same way for every framework; each framework's
+``Judge`` (``Framework.judge``) decides how a prediction runs and what it killed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bench.model import GoldTest, Instance, Outcome, Prediction, ProjectRecord
+
+
+@dataclass
+class EvaluateOptions:
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    timeout: float = 600.0
+    instances: list[str] | None = None
+    resamples: int = 2000
+    mutants: bool = True
+    isolation: str = "auto"  # auto | bwrap | none (see bench.isolation)
+    replays: int = 5  # fresh-process replays confirming each KillComplete claim (0: none)
+    seed: int | None = None  # run order of verdict runs; None: fresh randomness per evaluation
+    # production in a behaviour-preserving rewrite of its own per evaluation (bench.mutation.diversify),
+    # and equivalent variants where null runs were: change detectors fail their own clean runs
+    diversify: bool = True
+
+
+class RunVerdict(StrEnum):
+    """What one run of a test under one variant (a mutant, an equivalent variant, or none) showed.
+
+    A ``StrEnum``: records and journals keep the plain strings they always held."""
+
+    survived = "survived"  # every selected scenario passed
+    killed = "killed"  # a step failed
+    timeout = "timeout"  # the run's budget ran out
+    infra_no_step = "infra_no_step"  # no step ran (the runner could not load with the variant)
+    crashed = "crashed"  # the run's process died without a result
+    fallback = "fallback"  # the warm swap could not place the variant: a fresh process decides
+
+
+# a run that ends any of these ways detects the variant
+DETECTED: frozenset[RunVerdict] = frozenset(
+    {RunVerdict.killed, RunVerdict.timeout, RunVerdict.infra_no_step, RunVerdict.crashed})
+EQUIVALENT_PREFIX = "eq-"  # ids of equivalent variants (every framework's equivalents)
+
+
+def equivalent_count(mutants: int) -> int:
+    """Equivalent variants mixed into a batch of ``mutants`` runs: at least 2, one more per 20."""
+    return 2 + mutants // 20
+
+
+def spread_among(runs: list[Any], extra: list[Any], rng: random.Random) -> None:
+    """Insert ``extra`` into ``runs`` in place: the first in the first half, the second in the
+    second half, the rest anywhere (so a test cannot wait out the clean runs)."""
+    half = max(1, (len(runs) + 1) // 2)
+    positions = [rng.randrange(0, half), rng.randrange(half, len(runs) + 1) if runs else 0]
+    positions += [rng.randrange(0, len(runs) + 1) for _ in range(len(extra) - 2)]
+    for offset, position in enumerate(sorted(positions)):
+        runs.insert(position + offset, extra[offset])
+
+
+class RunTrace(BaseModel):
+    """What the traced clean run measured, in the dataset's terms: the production API keys the
+    test called (``GoldTest.api_calls``' vocabulary) and the production lines it covered."""
+
+    api: list[str] = Field(default_factory=list)
+    coverage: dict[str, list[int]] = Field(default_factory=dict)
+
+
+@dataclass
+class Judgement:
+    """What a judge concluded, before metrics are attached (``bench.evaluate``)."""
+
+    outcome: Outcome
+    detail: str = ""
+    trace: RunTrace | None = None  # None: no traced run got that far
+    kills: set[str] = field(default_factory=set)  # confirmed detections, mutant ids
+    timeouts: int = 0
+    evidence: list[str] = field(default_factory=list)
+    confirmation: dict[str, Any] = field(default_factory=dict)
+    fresh_runs: int = 0
+    verdicts: dict[str, RunVerdict] = field(default_factory=dict)  # first-batch verdict of every pool mutant
+
+
+@dataclass(frozen=True)
+class JudgeContext:
+    """Everything a framework's judge of one project is made from."""
+
+    dataset_root: Path
+    project: ProjectRecord
+    gold: dict[str, GoldTest]
+    options: EvaluateOptions
+    tmp: Path  # scratch that lives as long as the judge
+    gold_files: frozenset[str]  # every ground-truth test file of the dataset: kept off every sandbox's disk
+    # judge against this tree instead of the dataset's snapshot: the reverse task's predicted
+    # production (untrusted: screened like a test)
+    snapshot: Path | None = None
+    authored_dir: str | None = None  # the documentation ablation's directory of agent-written features
+
+    @property
+    def project_snapshot(self) -> Path:
+        return self.snapshot or self.dataset_root / self.project.snapshot
+
+
+class UnsupportedByFramework(Exception):
+    """A task the framework's judge does not implement (one line naming both)."""
+
+
+class Judge(ABC):
+    """Judges one project's predictions (``Framework.judge``); used from several threads."""
+
+    #: the judge measures a traced run: coverage and API calls are scored (else both are None)
+    traces: bool = True
+    #: a generation failure (no prediction, rejected files) is scored against the instance's
+    #: gold (0 where gold has something to find, None where it has nothing); False: 0 everywhere
+    failures_scored_by_gold: bool = True
+
+    @abstractmethod
+    def rejections(self, files: dict[str, str]) -> list[str]:
+        """Why the submission's files cannot be laid out as a test (empty: they can):
+        ``Framework.test_area(...).rejections`` plus what only this judge knows."""
+
+    @abstractmethod
+    def unusable(self, files: dict[str, str]) -> str | None:
+        """Why the (admitted) files hold no test code at all (a generation failure), else None."""
+
+    @abstractmethod
+    def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
+        """Run the prediction and decide; may raise (``bench.evaluate`` records an evaluator
+        error as an infrastructure failure, never aborts the run)."""
+
+    def prepare(self) -> None:
+        """Make what judging needs before any judging thread starts (an environment, a base);
+        raises a one-line exception when it cannot. Default: nothing."""

@@ -1,0 +1,142 @@
+"""The report as data: one pydantic model per view, computed by ``statistics`` and only formatted
+by ``markdown`` / ``html`` (so a report can also be written as JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bench.model import Outcome
+
+INFRA = Outcome.infrastructure_failure.value
+STAGES = [o.value for o in Outcome]  # the ladder in order, infrastructure last
+
+
+class Estimate(BaseModel):
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class ProjectMetrics(BaseModel):
+    project: str
+    n: int
+    n_exec: int
+    pass_at_1: float | None
+    kill_complete_at_1: float | None
+    api_f1: float | None
+    coverage_jaccard: float | None
+    mutant_recall: float | None
+
+
+class Efficiency(BaseModel):
+    generations: int
+    cost_known: int = Field(description="generations whose metadata carries cost_usd")
+    source: str = Field(description="where the metadata came from: predictions, results, mixed or none")
+    wall_seconds: float | None = Field(description="mean generation wall time")
+    llm_calls: float | None
+    input_tokens: float | None
+    output_tokens: float | None
+    cost_per_generation: float | None
+    cost_total: float | None
+    cost_per_pass: float | None
+    cost_per_kill_complete: float | None
+
+
+class ConfigSummary(BaseModel):
+    name: str
+    run: str
+    arm: str
+    base: str
+    view: str | None
+    role: str
+    selector: str | None
+    candidates: int
+    agent: str | None
+    model: str | None
+    paragraphs: list[str]
+    submission_refusals: list[str]
+    n: int
+    n_exec: int
+    passes: int
+    kill_complete_passes: int
+    pass_at_1: Estimate
+    kc_part_of_pass: float | None = Field(description="kill-complete passes / N_exec, project-averaged")
+    kill_complete_at_1: Estimate
+    api_f1: float | None
+    coverage_jaccard: float | None
+    mutant_recall: float | None
+    outcomes: dict[str, int]
+    projects: list[ProjectMetrics]
+    efficiency: Efficiency
+
+
+class BestOfRow(BaseModel):
+    name: str
+    kind: str = Field(description="single, or the selector that picked among the n candidates")
+    candidates: int
+    pass_at_1: float | None
+    kill_complete_at_1: float | None
+    kc_delta_vs_single: float | None
+    pass_delta_vs_single: float | None
+    cost_per_generation: float | None
+
+
+class BestOfGroup(BaseModel):
+    base: str
+    rows: list[BestOfRow]
+
+
+class PairedRow(BaseModel):
+    """One paired comparison: an A/B arm against the view's first arm, or a selector's pick
+    against its arm's first candidate (single)."""
+
+    a: str
+    b: str
+    n_paired: int
+    pass_difference: Estimate = Field(description="Pass@1 of B - A, 95% cluster-bootstrap CI")
+    kc_difference: Estimate
+    pass_b_over_a: int
+    pass_a_over_b: int
+    pass_p: float = Field(description="exact one-sided McNemar, H1: B passes more often")
+    kc_b_over_a: int
+    kc_a_over_b: int
+    kc_p: float
+    recall_difference: float | None
+    recall_p: float | None = Field(description="paired sign-flip, H1: B's mutant recall is higher")
+
+
+class EpochRow(BaseModel):
+    """One configuration over an experiment's epochs: each replicate's rate, their mean and spread."""
+
+    name: str = Field(description="the configuration without its #eK")
+    epochs: int
+    pass_at_1: list[float | None]
+    kill_complete_at_1: list[float | None]
+    pass_mean: float | None
+    pass_sd: float | None
+    kc_mean: float | None
+    kc_sd: float | None
+
+
+class InstanceRow(BaseModel):
+    """One instance across the configurations: its outcome in each (``pass·KC`` when kill-complete)."""
+
+    instance_id: str
+    cells: dict[str, str] = Field(default_factory=dict, description="config name → outcome")
+
+
+class Report(BaseModel):
+    title: str
+    runs: list[str]
+    configs: list[ConfigSummary]
+    frontier: list[str] = Field(description="configs on the cost vs KC@1 Pareto frontier, by cost")
+    unknown_cost: list[str] = Field(description="configs left off the frontier: no cost recorded")
+    best_of_n: list[BestOfGroup]
+    paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
+    instances: list[InstanceRow] = Field(default_factory=list)
+    epochs: list[EpochRow] = Field(default_factory=list)
+    bootstrap: dict[str, Any]
+    notes: list[str]
+
