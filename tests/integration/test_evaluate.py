@@ -143,6 +143,24 @@ def test_calibration_on_the_tiny_project(mini_dataset: Path, tmp_path: Path) -> 
     assert 0.0 < results["then-stripped"]["mutant_recall"]["value"] < 1.0
 
 
+def test_calibrate_runs_only_the_arms_asked_for(mini_dataset: Path, tmp_path: Path) -> None:
+    """``req2test calibrate --arm oracle --arm empty`` evaluates those two arms and no other; an
+    unknown arm is a one-line error before anything runs."""
+    out = tmp_path / "cal"
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "calibrate", str(mini_dataset), "-o", str(out),
+                           "--arm", "oracle", "--arm", "empty", "-q"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["empty", "oracle"]
+    oracle = [json.loads(line) for line in (out / "oracle" / "results.jsonl").read_text().splitlines()]
+    empty = [json.loads(line) for line in (out / "empty" / "results.jsonl").read_text().splitlines()]
+    assert oracle and all(r["outcome"] == "pass" and r["kill_complete"] for r in oracle)
+    assert empty and all(r["generated_kills"] == 0 for r in empty)
+    bad = subprocess.run([sys.executable, "-m", "harness.cli", "calibrate", str(mini_dataset), "-o",
+                          str(tmp_path / "bad"), "--arm", "oracel"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no such calibration arm" in bad.stdout + bad.stderr
+    assert "Traceback" not in bad.stdout + bad.stderr and not (tmp_path / "bad").exists()
+
+
 def test_bad_prediction_files(mini_dataset: Path, tmp_path: Path) -> None:
     bad_json = tmp_path / "bad.jsonl"
     bad_json.write_text('{"instance_id": "x"\n')
