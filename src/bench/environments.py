@@ -91,7 +91,7 @@ def ensure_environment(requirements: Sequence[str], root: Path | None = None,
         return ready
     root.mkdir(parents=True, exist_ok=True)
     directory = root / environment_key(wanted)
-    with _locked(root / f"{directory.name}.lock"):
+    with file_lock(root / f"{directory.name}.lock"):
         ready = find_environment(wanted, root)  # made by another process while we waited
         if ready is not None:
             return ready
@@ -137,7 +137,8 @@ def pip_reason(stderr: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock held on ``path`` (made if absent) between processes."""
     with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from bench.environments import pip_reason
+from bench.environments import file_lock, pip_reason
 from bench.tree_rules import BUILD_OUTPUT, COVERAGE_DATA, EDITOR_STATE, NOT_PROJECT_CONTENT
 
 SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
@@ -77,33 +77,42 @@ def resolve_source(source: str, cache_dir: Path | None = None) -> ProjectSource:
 
 
 def fetch_sdist(name: str, version: str, cache_dir: Path) -> tuple[Path, str]:
-    """Download (once) and unpack NAME==VERSION's sdist; returns (tree, archive sha256)."""
+    """Download (once) and unpack NAME==VERSION's sdist; returns (tree, archive sha256).
+
+    Two builds of the same sdist may start together: a lock per sdist serialises them, and
+    the archive and the tree each appear by one rename, so neither ever sees half of one."""
     target = cache_dir / f"{_normalise(name)}-{version}"
-    archive_dir = target / "archive"
-    tree_dir = target / "tree"
-    archives = sorted(archive_dir.glob("*")) if archive_dir.is_dir() else []
-    if not archives:
-        archive_dir.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(archive_dir)],
-            capture_output=True, text=True)
-        archives = sorted(archive_dir.glob("*"))
-        if proc.returncode != 0 or not archives:
-            shutil.rmtree(target, ignore_errors=True)
-            reason = pip_reason(proc.stderr)
-            raise SourceError(f"no sdist for {name}=={version} on the package index ({reason})")
-    archive = archives[0]
-    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
-    if not tree_dir.is_dir():
-        staging = target / "staging"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        _unpack(archive, staging)
-        entries = list(staging.iterdir())
-        top = entries[0] if len(entries) == 1 and entries[0].is_dir() else staging
-        top.rename(tree_dir)
-        shutil.rmtree(staging, ignore_errors=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache_dir / f"{target.name}.lock"):
+        archive_dir = target / "archive"
+        tree_dir = target / "tree"
+        archives = sorted(archive_dir.glob("*")) if archive_dir.is_dir() else []
+        if not archives:
+            download = target / "download"
+            shutil.rmtree(download, ignore_errors=True)
+            download.mkdir(parents=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                 "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(download)],
+                capture_output=True, text=True)
+            if proc.returncode != 0 or not any(download.iterdir()):
+                shutil.rmtree(target, ignore_errors=True)
+                reason = pip_reason(proc.stderr)
+                raise SourceError(f"no sdist for {name}=={version} on the package index ({reason})")
+            shutil.rmtree(archive_dir, ignore_errors=True)
+            download.rename(archive_dir)
+            archives = sorted(archive_dir.glob("*"))
+        archive = archives[0]
+        sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if not tree_dir.is_dir():
+            staging = target / "staging"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            _unpack(archive, staging)
+            entries = list(staging.iterdir())
+            top = entries[0] if len(entries) == 1 and entries[0].is_dir() else staging
+            top.rename(tree_dir)
+            shutil.rmtree(staging, ignore_errors=True)
     return tree_dir, sha
 
 
