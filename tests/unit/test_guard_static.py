@@ -90,7 +90,7 @@ POSITIVE: dict[str, list[str]] = {
         "from bench.frameworks.behave import worker",
         "import coverage",
         "from harness import agents",
-        "import importlib\nimportlib.import_module('bench.frameworks.behave.guard.audit_hook')",
+        "import importlib\nimportlib.import_module('bench.frameworks.behave.guard.strict_hook')",
     ],
     "sys_modules": [
         "import sys\nsys.modules['bench'].x = 1",

@@ -64,9 +64,11 @@ import collections
 import dataclasses
 import gc
 import inspect
+import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import traceback
@@ -85,6 +87,7 @@ def probe_honest():
     except ValueError:
         text = traceback.format_exc()
         assert "negative amount" in text and "raise ValueError" not in text  # no production source line
+        logging.getLogger("probe").exception("expected")  # logging formats the same traceback
     logging.getLogger("probe").warning("a warning through logging")
     warnings.warn("a warning")
     collections.namedtuple("Pair", "a b")(1, 2)
@@ -98,6 +101,10 @@ def probe_honest():
     exec("value = [x * 2 for x in range(3)]", {})
     with open(os.path.join(SCRATCH, "out.txt"), "w") as fh:
         fh.write("x")
+    with open(os.path.join("features", "fixtures", "catalog.json")) as fh:  # the workspace's own data
+        assert json.loads(fh.read()) == {"items": []}
+    json.dumps({"a": 1})
+    sorted(os.listdir("."))
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)  # not a handler: nothing runs with a frame
 
 
@@ -198,6 +205,16 @@ def probe_thread():
     worker.join()
 
 
+def probe_thread_trace():
+    threading.settrace(lambda *args: None)  # would trace every thread the test starts
+    try:
+        worker = threading.Thread(target=lambda: None)
+        worker.start()
+        worker.join()
+    finally:
+        threading.settrace(None)
+
+
 def probe_raw_thread():
     import _thread
     _thread.start_new_thread(print, ())
@@ -229,6 +246,25 @@ def probe_settrace():
     sys.settrace(None)
 
 
+def probe_setprofile():
+    sys.setprofile(None)
+
+
+def probe_addaudithook():
+    # CPython swallows any Exception a hook raises for sys.addaudithook and leaves the new hook
+    # out: the refusal shows as a hook that never runs
+    seen = []
+    sys.addaudithook(lambda event, args: seen.append(event))
+    sys.audit("probe.after_addaudithook")
+    if not seen:
+        raise PermissionError("the new audit hook was not added")
+
+
+def probe_ctypes():
+    import ctypes
+    ctypes.CDLL(None)
+
+
 def probe_production_source():
     with open(prodpkg.core.__file__) as fh:
         fh.read()
@@ -243,6 +279,25 @@ def probe_reimport():
     spec = importlib.util.spec_from_file_location("fresh_core", prodpkg.core.__file__)
     importlib.util.module_from_spec(spec)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def probe_reimport_by_name():
+    saved = sys.modules.pop("prodpkg.core")
+    try:
+        import prodpkg.core  # noqa: F401 - a second copy: fresh, unswapped production
+    finally:
+        sys.modules["prodpkg.core"] = saved
+
+
+def probe_pyc():
+    import importlib.util
+    with open(importlib.util.cache_from_source(prodpkg.core.__file__), "rb") as fh:
+        fh.read()
+
+
+def probe_evaluator_source():
+    with open(sys.modules["bench"].__file__) as fh:
+        fh.read()
 
 
 def probe_write_outside():
@@ -265,6 +320,11 @@ def probe_proc_fds():
     os.listdir("/proc/self/fd")
 
 
+def probe_proc_status():
+    with open("/proc/self/status") as fh:
+        fh.read()
+
+
 def probe_fcntl():
     import fcntl
     fcntl.fcntl(1, fcntl.F_GETFL)
@@ -272,6 +332,18 @@ def probe_fcntl():
 
 def probe_kill_self():
     os.kill(os.getpid(), 0)
+
+
+def probe_kill_parent():
+    os.kill(os.getppid(), 0)
+
+
+def probe_spawn_kill():
+    subprocess.run(["kill", "-0", str(os.getppid())], check=False)
+
+
+def probe_shell_kill():
+    subprocess.run(["sh", "-c", "true; kill -0 $PPID"], check=False)
 '''
 
 # probe -> the finding kind it must raise (refused); "honest" must pass untouched
@@ -281,12 +353,16 @@ EXPECTED = {
     "logging_currentframe": "introspection", "code": "code_objects", "code_write": "code_objects", "gc": "gc",
     "exec_gc": "gc", "exec_frames": "introspection", "posing_file_name": "introspection",
     "fd_posing_as_int": "production_source", "compile_posing": "dynamic_code",
-    "exec_module_code": "dynamic_code", "thread": "threads", "raw_thread": "threads", "raw_thread_alias": "threads",
-    "signal_handler": "signals", "fresh_thread_module": "introspection", "claim": "runner_internals",
-    "gate_event": "evaluator_internals", "settrace": "tracing", "production_source": "production_source",
-    "getsource": "production_source", "reimport": "production_source", "write_outside": "filesystem",
+    "exec_module_code": "dynamic_code", "thread": "threads", "thread_trace": "threads", "raw_thread": "threads",
+    "raw_thread_alias": "threads", "signal_handler": "signals", "fresh_thread_module": "introspection",
+    "claim": "runner_internals", "gate_event": "evaluator_internals", "settrace": "tracing",
+    "setprofile": "tracing", "addaudithook": "audit_hook", "ctypes": "ctypes",
+    "production_source": "production_source", "getsource": "production_source", "reimport": "production_source",
+    "reimport_by_name": "production_source", "pyc": "production_source",
+    "evaluator_source": "evaluator_internals", "write_outside": "filesystem",
     "write_production": "production_write", "tmp_module": "dynamic_code", "proc_fds": "process",
-    "fcntl": "process", "kill_self": "signals",
+    "proc_status": "process", "fcntl": "process", "kill_self": "signals", "kill_parent": "signals",
+    "spawn_kill": "signals", "shell_kill": "signals",
 }
 
 
@@ -297,6 +373,8 @@ def _run(tmp_path: Path) -> dict[str, Any]:
     (root / "src" / "prodpkg" / "core.py").write_text(textwrap.dedent(PRODUCTION))
     (root / "features" / "steps").mkdir(parents=True)
     (root / "features" / "steps" / "probes.py").write_text(textwrap.dedent(PROBES))
+    (root / "features" / "fixtures").mkdir()
+    (root / "features" / "fixtures" / "catalog.json").write_text('{"items": []}')
     scratch, outside = tmp_path / "scratch", tmp_path / "outside"
     scratch.mkdir()
     outside.mkdir()

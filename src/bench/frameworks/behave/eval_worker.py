@@ -60,7 +60,7 @@ from typing import Any
 from bench.frameworks.behave import forking
 from bench.frameworks.behave import worker as bw
 from bench.frameworks.behave.change_watch import ChangeWatch
-from bench.frameworks.behave.forking import kill_group, load_libc, read_until_closed
+from bench.frameworks.behave.forking import kill_group, read_until_closed
 from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
@@ -661,17 +661,11 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float, prefix: byt
     elapsed = round(time.monotonic() - started, 4)
     findings, results, errors, garbled = [], [], [], 0
     for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        record = _channel_record(line, prefix)
+        record = _sort_line(line, prefix, findings, errors)
         if record is None:
-            garbled += 1
-        elif record.get("k") == "finding":
-            findings.append(record)
-        elif record.get("k") == "result":
+            continue
+        if record.get("k") == "result":
             results.append(record)
-        elif record.get("k") == "error":
-            errors.append(str(record.get("error", ""))[:2000])
         else:
             garbled += 1
     out: dict[str, Any] = {"elapsed": elapsed, "findings": findings, "garbled": garbled,
@@ -694,6 +688,25 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float, prefix: byt
         else:
             out["error"] = why
     return out
+
+
+def _sort_line(line: bytes, prefix: bytes, findings: list[dict[str, Any]], errors: list[str]) -> dict[str, Any] | None:
+    """File one line of a run's channel: a finding goes to ``findings``, an error record's
+    message to ``errors``, and None comes back (None too for a blank line). Any other record
+    comes back for the caller to judge; a line that is not a record of this run comes back as
+    ``{}``, which has no kind: every caller counts a kind it does not expect as garbled."""
+    if not line.strip():
+        return None
+    record = _channel_record(line, prefix)
+    if record is None:
+        return {}
+    if record.get("k") == "finding":
+        findings.append(record)
+        return None
+    if record.get("k") == "error":
+        errors.append(str(record.get("error", ""))[:2000])
+        return None
+    return record
 
 
 def _channel_record(line: bytes, prefix: bytes) -> dict[str, Any] | None:
@@ -739,21 +752,15 @@ def _collect_batch(pid: int, read_fd: int, started: float, limit: float, count: 
             ended = oversized = True
         *complete, buffer = buffer.split(b"\n")
         for line in complete:
-            if not line.strip():
-                continue
-            record = _channel_record(line, prefix)
+            record = _sort_line(line, prefix, findings, errors)
             if record is None:
-                garbled += 1
-            elif record.get("k") == "finding":
-                findings.append(record)
-            elif record.get("k") == "run" and record.get("n") == len(claims) and len(claims) < count:
+                continue
+            if record.get("k") == "run" and record.get("n") == len(claims) and len(claims) < count:
                 now = time.monotonic()
                 result = {k: v for k, v in record.items() if k not in ("k", "n")}
                 claims.append({"elapsed": round(now - run_started, 4), "findings": findings, "garbled": garbled,
                                "results": 1, "oversized": False, "exit": "ok", "result": result})
                 findings, garbled, run_started, size = [], 0, now, len(buffer)
-            elif record.get("k") == "error":
-                errors.append(str(record.get("error", ""))[:2000])
             elif record.get("k") != "result":  # the child's closing record
                 garbled += 1
     if buffer.strip():  # an unterminated line: only the test writes those
@@ -940,11 +947,7 @@ def _remove(path: str) -> None:
 
 
 def main() -> None:
-    load_libc()
-    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # project output goes to stderr, never into the protocol
-    sys.stdout = sys.stderr
-    EvalWorker(proto_out).serve(sys.stdin)
+    forking.serve_worker(EvalWorker)
 
 
 if __name__ == "__main__":

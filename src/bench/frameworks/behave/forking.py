@@ -21,6 +21,7 @@ import select
 import signal
 import socket
 import struct
+import sys
 import time
 import traceback
 from typing import Any, Callable
@@ -41,6 +42,18 @@ def load_libc() -> None:
         _LIBC = ctypes.CDLL(None, use_errno=True)
     except (OSError, AttributeError):
         _LIBC = None
+
+
+def serve_worker(worker_class: Callable[[Any], Any]) -> None:
+    """The entry point of a warm worker (the build's and the evaluator's): libc loaded once,
+    the protocol written to a duplicate of stdout, and descriptor 1 and ``sys.stdout`` moved to
+    stderr, so that project output never lands in the protocol; then
+    ``worker_class(protocol_out).serve(sys.stdin)``."""
+    load_libc()
+    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # project output goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    worker_class(proto_out).serve(sys.stdin)
 
 
 def become_child(write_fd: int) -> None:

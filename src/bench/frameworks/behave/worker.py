@@ -30,7 +30,7 @@ import traceback
 from typing import Any
 
 from bench.frameworks.behave import split_stream
-from bench.frameworks.behave.forking import fork_call, load_libc
+from bench.frameworks.behave.forking import fork_call, serve_worker
 from bench.frameworks.messages import BuildInit, ImportMutantRequest, RunRequest, SessionRequest
 
 # Names of production descriptor/trampoline methods: a production function called
@@ -1316,11 +1316,7 @@ def _behave_version() -> str:
 
 
 def main() -> None:
-    load_libc()
-    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # project output goes to stderr, never into the protocol
-    sys.stdout = sys.stderr
-    Worker(proto_out).serve(sys.stdin)
+    serve_worker(Worker)
 
 
 if __name__ == "__main__":

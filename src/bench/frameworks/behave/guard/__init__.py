@@ -1,1 +1,2 @@
-"""Tamper screens for untrusted test code (static AST scan, runtime audit hook, runner integrity)."""
+"""Tamper screens for untrusted test code (static AST scan, the run child's deny-by-default
+audit hook ``strict_hook``, runner integrity)."""

@@ -1,8 +1,8 @@
-"""The audit-event vocabulary and path helpers both runtime screens share.
+"""The audit-event vocabulary and path helpers of the runtime screen (``strict_hook``: deny by
+default, every evaluation run child).
 
-STANDARD LIBRARY ONLY, like the screens themselves (``audit_hook``: attribution, the build's
-trusted runs and its unit tests; ``strict_hook``: deny by default, every evaluation run child).
-What an event is about is one fact, whichever policy then decides on it.
+STANDARD LIBRARY ONLY, like the screen itself. What an event is about is kept apart from the
+policy that decides on it.
 """
 
 from __future__ import annotations

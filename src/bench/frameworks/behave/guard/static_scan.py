@@ -6,7 +6,7 @@ ordinary library calls; they never need the runner's internals, frames, code obj
 the collector, ctypes, trace hooks, other processes, the evaluator's modules or the
 production source text. This scan flags every *reference* to those (an import, an
 attribute, a call), with its line, before any prediction code runs. It is a screen,
-not a proof: the runtime screens (``audit_hook``, ``integrity``) back it up.
+not a proof: the runtime screens (``strict_hook``, ``integrity``) back it up.
 
 Zero false positives on developers' own suites is a hard requirement (tested on the
 bundled example and on python-docx 1.2.0), so the rules are narrow where tests

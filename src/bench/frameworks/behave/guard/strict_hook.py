@@ -3,14 +3,13 @@
 STANDARD LIBRARY ONLY: it runs inside the project's environment, in the sandbox, in the run
 child that is about to load the prediction's step modules.
 
-``bench.frameworks.behave.guard.audit_hook`` *attributes* an event to the first frame that is not acting for
-its caller and flags it when that frame is a prediction's. That leaves blind spots: code a
-test runs through ``exec`` in a thread it started, or hands to behave
-(``context.add_cleanup(exec, TEXT, g)``), has no prediction frame below it. Here nothing
-depends on who owns the stack: once the child activates the hook (before the test loads)
-every sensitive event is **refused whoever performs it**, unless its *performer* (the
-frame executing the operation) is on a short allowlist of what the interpreter, behave
-and the evaluator themselves do in a run:
+A screen that *attributes* an event to the first frame not acting for its caller, and flags
+it only when that frame is a prediction's, has blind spots: code a test runs through ``exec``
+in a thread it started, or hands to behave (``context.add_cleanup(exec, TEXT, g)``), has no
+prediction frame below it. Here nothing depends on who owns the stack: once the child
+activates the hook (before the test loads) every sensitive event is **refused whoever
+performs it**, unless its *performer* (the frame executing the operation) is on a short
+allowlist of what the interpreter, behave and the evaluator themselves do in a run:
 
 ==========================  =====================================================================
 event                       allowed when
