@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.mutation.generate import apply_mutant, mutate_source
+from bench.mutation.generate import apply_mutant, mutate_source, scope_source
 from bench.testimpl import strip_step_bodies
 
 SOURCE = '''\
@@ -70,6 +70,32 @@ def test_mutants_compile_keep_line_numbers_and_have_stable_ids() -> None:
     assert [m.id for m in mutate_source("m.py", SOURCE)] == [m.id for m in mutants]
     assert len({m.id for m in mutants}) == len(mutants)
     assert mutate_source("x.py", "def broken(:\n") == []
+
+
+# behave-pandas 0.5.0 (parser.py:45): an operand of ``or`` spans lines, and the logical
+# operator's replacement keeps the operands' text, newlines included; padding it with the
+# original's newlines again moved the rest of the file down two lines, so the warm executor,
+# which recompiles the function from its original line span, lost the function's last lines
+# (a ``return`` among them) and recorded kills a fresh process with the mutant on disk did not
+MULTILINE_OPERAND = """\
+def parse(table, index_levels):
+    if (not isinstance(index_levels, int)) or not (
+        0 <= index_levels <= len(table)
+    ):
+        raise ValueError("levels")
+    frame = list(table)
+    return frame
+"""
+
+
+def test_an_operator_between_multiline_operands_moves_no_line() -> None:
+    mutants = mutate_source("p.py", MULTILINE_OPERAND)
+    assert any(m.operator == "logical" and m.end_line > m.line for m in mutants)
+    for mutant in mutants:
+        mutated = apply_mutant(MULTILINE_OPERAND, mutant)
+        assert mutated.count("\n") == MULTILINE_OPERAND.count("\n"), mutant
+        # what the warm executor compiles: the whole function, its return included
+        assert scope_source(MULTILINE_OPERAND, mutant).rstrip().splitlines()[-1].startswith("    return "), mutant
 
 
 def test_strip_step_bodies(tmp_path: Path) -> None:

@@ -240,8 +240,15 @@ def _make(src: _SourceFile, site: _Site, qualname: str, function: ast.AST,
     replacement = site.replacement
     if not original or replacement == original:
         return None
+    # no line of the file may move (the warm executor recompiles the mutated function from
+    # its original line span): a multi-line original gets a parenthesised replacement padded
+    # with the newlines its own text lacks; the replacement of an operator between operands
+    # keeps their source text, newlines included, so only the difference is padding
+    missing = (end_line - line) - replacement.count("\n")
+    if missing < 0 or (end_line == line and missing != 0):
+        return None  # more lines than the original: it would move the rest of the file
     if end_line > line:
-        replacement = "(" + replacement + "\n" * (end_line - line) + ")"
+        replacement = "(" + replacement + "\n" * missing + ")"
     first_line = min([function.lineno] + [d.lineno for d in function.decorator_list])  # type: ignore[attr-defined]
     identity = f"{src.rel}:{line}:{col}:{end_line}:{end_col}:{site.operator}:{replacement}"
     return Mutant(
