@@ -79,6 +79,7 @@ import tree_sitter
 
 from bench.frameworks.godog.language import AUG_ASSIGN, Site, file_sites, site_mutants
 from bench.frameworks.godog.syntax import go_parser
+from bench.frameworks.godog.toolchain import GoToolchain, module_path
 from bench.model import Mutant
 
 SCHEMA_DIR = "internal/req2testschema"
@@ -304,13 +305,6 @@ def selection(number: int) -> bytes:
     return f"{MAGIC} {number}\n".encode()
 
 
-def module_path(root: Path) -> str:
-    for line in (root / "go.mod").read_text(encoding="utf-8").splitlines():
-        if line.startswith("module "):
-            return line.split()[1].strip('"')
-    raise SchemataError(f"{root / 'go.mod'} names no module")
-
-
 def _key(node: tree_sitter.Node) -> tuple[int, int, str]:
     return node.start_byte, node.end_byte, node.type
 
@@ -516,7 +510,9 @@ def _replace(path: Path, text: str) -> None:
 
 
 def go_env() -> dict[str, str]:
-    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"}
+    """The environment of the schemata builds: the toolchain's (``toolchain.GoToolchain.env``),
+    so they share the module and build caches of the suite's test binary."""
+    return GoToolchain.find().env()
 
 
 def compile_schemata(tree: Path, mutants: list[Mutant], original: Path, max_builds: int = 30, *,
