@@ -20,29 +20,14 @@ behave the delegates are not restricted to the When/Then steps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from bench.builder.interfaces import ScenarioCalls, hidden_declarations
 from bench.frameworks.cucumber_js.declarations import CallReader, JsDeclaration, ProductionDeclarations
 from bench.frameworks.cucumber_js.testside import REGISTRARS, StepSite
 from bench.model import InterfaceGroup
 
 WHEN_THEN = ("when", "then")
-
-
-@dataclass(frozen=True)
-class ScenarioCalls:
-    api: list[JsDeclaration]  # called directly by any step
-    targets: list[JsDeclaration]  # called directly by When/Then steps (constructors only in Then excluded)
-    ran: frozenset[JsDeclaration]  # every production declaration the run executed
-
-    @property
-    def api_keys(self) -> list[str]:
-        return sorted({d.key for d in self.api})
-
-    @property
-    def target_keys(self) -> list[str]:
-        return sorted({d.key for d in self.targets})
 
 
 def direct_calls(declarations: ProductionDeclarations, ran: set[JsDeclaration], names: set[str]) -> set[JsDeclaration]:
@@ -52,7 +37,7 @@ def direct_calls(declarations: ProductionDeclarations, ran: set[JsDeclaration], 
 
 
 def scenario_calls(declarations: ProductionDeclarations, ran: set[JsDeclaration], reader: CallReader,
-                   sites: list[tuple[StepSite, str]]) -> ScenarioCalls:
+                   sites: list[tuple[StepSite, str]]) -> ScenarioCalls[JsDeclaration]:
     """``sites``: the step-definition sites the scenario's steps ran, with the role of each
     step (given/when/then)."""
     names: dict[str, set[str]] = {"given": set(), "when": set(), "then": set()}
@@ -77,10 +62,4 @@ def interface_groups(targets: list[JsDeclaration]) -> list[InterfaceGroup]:
             for (file, owner), members in sorted(groups.items())]
 
 
-def hidden_declarations(calls: ScenarioCalls, shared: set[str], load_time: set[str]) -> list[JsDeclaration]:
-    """The target-hidden map of one scenario (see the module's docstring)."""
-    chosen = {(d.file, d.line): d for d in calls.targets if d.key not in load_time}
-    for declaration in calls.ran:
-        if declaration.key not in shared and declaration.key not in load_time:
-            chosen.setdefault((declaration.file, declaration.line), declaration)
-    return sorted(chosen.values(), key=lambda d: (d.file, d.line))
+__all__ = ["ScenarioCalls", "direct_calls", "hidden_declarations", "interface_groups", "scenario_calls"]

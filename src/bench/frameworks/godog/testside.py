@@ -25,7 +25,7 @@ takes the last use of a package also removes that import (``_`` and ``.`` import
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,7 +169,7 @@ def _text(node: tree_sitter.Node | None) -> str:
 
 
 # --------------------------------------------------------------------------- scanning
-def _names(node: tree_sitter.Node, skip: list[tuple[int, int]] = ()) -> tuple[set[str], set[str]]:
+def _names(node: tree_sitter.Node, skip: Sequence[tuple[int, int]] = ()) -> tuple[set[str], set[str]]:
     """Identifiers and selector fields under ``node``, spans in ``skip`` left out (over-approximate:
     a local that shadows a package function still counts, which only ever keeps more)."""
     refs: set[str] = set()
@@ -399,6 +399,14 @@ class TestSideGo:
         files = {rel: self._apply(rel, spans, keep_lines) for rel, spans in edits.items()}
         return files, sorted((f.decl for f in gone), key=lambda d: (d.file, d.start_byte))
 
+    def files_isolating(self, kept: Iterable[RegistrationSite], keep_lines: bool = True) -> dict[str, bytes]:
+        """Only ``kept`` and what they reach: every other registration and every function only
+        those reach removed. A Go package may not declare a name twice, so a prediction written
+        against the view (where every step function is gone) can only be laid over this, or the
+        view itself, not over the snapshot with just the gold's closure removed."""
+        keep = set(kept)
+        return self.files_without_closure([s for s in self.sites() if s not in keep], keep_lines)[0]
+
     def view(self) -> tuple[dict[str, bytes], list[str], list[str]]:
         """A repository view's test side: every registration and every function only they
         reach removed (lines dropped, not blanked: an agent reads it). Returns the rewritten
@@ -445,10 +453,10 @@ class TestSideGo:
         fields: dict[str, set[str]] = {}
         for site in sites:
             scanned = self._files[site.file]
-            node = scanned.tree.root_node.descendant_for_byte_range(site.start_byte, site.end_byte)
-            if node is None:
+            arguments = _site_arguments(scanned, site)
+            if arguments is None:
                 continue
-            r, f = _names(node)
+            r, f = _names(arguments)  # the arguments only: ``s.Step`` itself names no function of ours
             refs.setdefault(scanned.package, set()).update(r)
             fields.setdefault(scanned.package, set()).update(f)
         return refs, fields
@@ -492,10 +500,7 @@ class TestSideGo:
         return list(seen.values())
 
     def _literal(self, site: RegistrationSite) -> list[GoDecl]:
-        scanned = self._files[site.file]
-        statement = scanned.tree.root_node.descendant_for_byte_range(site.start_byte, site.end_byte)
-        call = statement.named_children[0] if statement is not None and statement.named_children else None
-        arguments = call.child_by_field_name("arguments") if call is not None else None
+        arguments = _site_arguments(self._files[site.file], site)
         args = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
         if len(args) == 2 and args[1].type == "func_literal":
             node = args[1]
@@ -513,6 +518,14 @@ class TestSideGo:
         data = self._files[rel].data
         out = _splice(data, [_widen(data, s, keep_lines) for s in _outermost(spans)], tidy=not keep_lines)
         return prune_imports(data, out, keep_lines)
+
+
+def _site_arguments(scanned: _File, site: RegistrationSite) -> tree_sitter.Node | None:
+    """The argument list of a site's call (the deepest node of the statement's span is its call)."""
+    node = scanned.tree.root_node.descendant_for_byte_range(site.start_byte, site.end_byte)
+    while node is not None and node.type != "call_expression":
+        node = node.named_children[0] if node.type == "expression_statement" and node.named_children else None
+    return node.child_by_field_name("arguments") if node is not None else None
 
 
 # --------------------------------------------------------------------------- text edits
