@@ -288,6 +288,8 @@ def collect_candidates(work: Path, source: ProjectSource, project: str, framewor
             scenarios_total += 1
             instance_id = f"{project}/{req.feature_file}:{req.scenario_line}"
             tags = {t.lstrip("@").lower() for t in [*req.feature_tags, *req.scenario_tags]}
+            if selected_tags and not tags & selected_tags and req.examples:
+                req, tags = _rows_selected_by_examples_tags(req, tags, selected_tags)
             if selected_tags and not tags & selected_tags:
                 # the project's own tag selection (as `behave --tags=@a,@b`): not its suite
                 exclusions.append(Exclusion(id=instance_id, reason="not_selected_by_tags",
@@ -300,6 +302,20 @@ def collect_candidates(work: Path, source: ProjectSource, project: str, framewor
             else:
                 candidates.append(Candidate(instance_id, req))
     return candidates, exclusions, warnings, features_total, scenarios_total
+
+
+def _rows_selected_by_examples_tags(req: Requirement, tags: set[str],
+                                    selected: set[str]) -> tuple[Requirement, set[str]]:
+    """An outline that the project's tags select only through some of its Examples tables
+    (py-algorand-sdk's responses.feature: the feature says ``@unit``, each of its 22 tables a
+    ``@unit.responses.*`` of its own): the runners run exactly the rows of those tables, so the
+    instance keeps those tables alone (its Gherkin text stays as written). Unchanged when no
+    table is selected."""
+    chosen = [table for table in req.examples if {t.lstrip("@").lower() for t in table.tags} & selected]
+    if not chosen:
+        return req, tags
+    return (req.model_copy(update={"examples": chosen}),
+            tags | {t.lstrip("@").lower() for table in chosen for t in table.tags})
 
 
 def validation_verdicts(passing: list[Candidate], exclusions: list[Exclusion], alone: str,
