@@ -27,7 +27,8 @@ class UnknownFramework(UnknownName):
 _REGISTRY: Registry[type[Framework]] = Registry(
     "test framework", Framework,
     {"behave": "bench.frameworks.behave.framework:BehaveFramework",
-     "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework"},
+     "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework",
+     "godog": "bench.frameworks.godog.framework:GodogFramework"},
     ENTRY_POINT_GROUP, error=UnknownFramework)
 _instances: dict[str, Framework] = {}
 

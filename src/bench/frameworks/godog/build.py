@@ -1,0 +1,457 @@
+"""``req2test build`` for a godog project, without mutants (issue 28: mutants, the fresh-process
+check and the judge come next). The stages and exclusion reasons are cucumber-js's, at
+registration granularity:
+
+- **prepare**: a copy of the tree in scratch, its modules downloaded into the shared cache, the
+  suite's test binary compiled once with coverage of the production packages, its step
+  definitions listed (``--godog.definitions``), and one process that selects no scenario (a tag
+  none has) whose coverage profile is what loading the suite runs;
+- **isolation runs**: each selected scenario ``runs`` times, every Examples row in a process of
+  its own (``runner.run_scenario``); the first run of each writes a coverage profile;
+- **bindings**: each reported step is bound as godog binds it, to the *first* registered
+  pattern that matches (``definitions.bind``), then to its ``X.Step(...)`` statement
+  (``testside.site_for_pattern``); godog's own ``match.location`` must agree;
+- **validation**: the scenario passes with only its registrations kept (positive:
+  ``files_keeping``) and fails with them removed (negative: ``files_without``), every line of
+  the test package in place. Each workspace is its own test binary: one ``go test -c`` per
+  distinct set of registrations and kind (``-trimpath``: only the changed package recompiles),
+  run from the work tree's package directory (the binary holds all the code; the directory
+  gives the fixtures);
+- **analysis**: API calls and target interfaces from the handlers' calls that the coverage
+  profile shows ran, the target-hidden map, relations; the gold's closure is the
+  registrations plus the handlers and helpers they reach.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import shutil
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.builder.pipeline import (
+    BuildError,
+    BuildOptions,
+    Candidate,
+    StageTimer,
+    collect_candidates,
+    id_order,
+    validation_verdicts,
+    write_dataset,
+)
+from bench.builder.relations import RelationInput, compute_relations
+from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
+from bench.frameworks.godog.definitions import StepDefinition, bind
+from bench.frameworks.godog.framework import NO_SCENARIO_TAG, GodogFramework
+from bench.frameworks.godog.interfaces import ScenarioCalls, hidden_declarations, interface_groups, scenario_calls
+from bench.frameworks.godog.runner import GodogRun, list_definitions, run_scenario
+from bench.frameworks.godog.settings import GODOG_MODULE, GodogSettingsError, read_settings, required_godog
+from bench.frameworks.godog.testside import RegistrationSite, TestSideGo
+from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
+from bench.frameworks.godog.tree import copy_tree, link_tree
+from bench.isolation import IsolationError, resolve_mode
+from bench.model import (
+    ClosureFile,
+    DatasetCard,
+    Exclusion,
+    GoldTest,
+    Instance,
+    Step,
+    StepBinding,
+    StepDefRef,
+    TestLevel,
+    ValidationRecord,
+    ViewSpec,
+)
+from bench.progress import Progress
+from bench.project import ProjectSource
+
+MUTANTS_MISSING = "godog: mutants are not implemented yet (issue 28); build with --no-mutants"
+ROLES = ("given", "when", "then")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One reported step bound to its registration."""
+
+    row_line: int  # the scenario's line, or the Examples row's
+    step: Step | None  # the requirement's effective step it ran as
+    site: RegistrationSite
+    role: str  # given / when / then (the feature's keyword, And/But resolved)
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0].strip()[:300] if lines else ""
+
+
+def _compile_error(output: str) -> str:
+    """The first compiler message of ``go test -c`` output (``file.go:L:C: ...``)."""
+    for line in output.splitlines():
+        if ".go:" in line and not line.startswith("#"):
+            return line.strip()[:300]
+    return _first_line(output)
+
+
+def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
+                  progress: Progress, timer: StageTimer, tmp: Path) -> DatasetCard:
+    project = options.name or source.name
+    if options.mutants:
+        raise BuildError(MUTANTS_MISSING)
+    if options.isolation == "bwrap":
+        raise BuildError("godog: runs under bubblewrap are not implemented yet (issue 28); "
+                         "build with --isolation none (or auto)")
+    try:
+        resolve_mode(options.isolation)  # type: ignore[arg-type]
+    except IsolationError as exc:
+        raise BuildError(str(exc)) from exc
+    isolation = "none"  # godog's runs are plain processes for now (recorded as such in the card)
+    workers = max(1, options.workers)
+
+    with timer("prepare"):
+        try:
+            toolchain = GoToolchain.find()
+            settings = read_settings(source.root, source.features_dir)
+        except (RuntimeError, GodogSettingsError) as exc:
+            raise BuildError(str(exc)) from exc
+        if required_godog(source.root) is None:
+            raise BuildError(f"{source.root / 'go.mod'} does not require {GODOG_MODULE}")
+        framework.note_project(source.root)
+        package = settings.package
+        work = copy_tree(source.root, tmp / "work")
+        progress.log("go mod download")
+        downloaded = download_modules(work, toolchain)
+        if not downloaded.ok:
+            raise BuildError(f"go mod download failed: {_first_line(downloaded.output)}")
+        progress.log(f"compiling ./{package}'s test binary with coverage of {', '.join(source.production)}")
+        binary = tmp / "bin" / "cover.test"
+        built = build_test_binary(work, package, binary, toolchain, cover=list(source.production))
+        if not built.ok:
+            raise BuildError(f"the godog suite in ./{package} does not compile: {_compile_error(built.output)}")
+        try:
+            definitions = list_definitions(binary, work, package)
+        except (RuntimeError, OSError) as exc:
+            raise BuildError(f"the godog suite fails to initialize: {exc}") from exc
+        side = TestSideGo(work, package)
+        if not side.sites():
+            raise BuildError(f"./{package} registers no step with a literal pattern (X.Step(`...`, handler))")
+        declarations = GoProductionDeclarations(work, list(source.production))
+        module = module_path(work)
+    with timer("parse"):
+        candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
+            work, source, project, framework, options)
+    if not candidates:
+        raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
+
+    with timer("prepare"):
+        # what loading the suite runs (package initialisation, TestMain, the suite initializer):
+        # a process given a scenario and a tag it does not have; a view that hid it would break loading
+        first = candidates[0].requirement
+        loading = run_scenario(binary, work, package, first.feature_file, first.scenario_line, tmp / "out" / "load",
+                               tags=[NO_SCENARIO_TAG], coverage=True, timeout=options.timeout)
+        if loading.coverage is None or loading.report.scenarios:
+            raise BuildError(f"the godog suite fails to load ({loading.coverage_problem or 'a scenario ran'}): "
+                             f"{_first_line(loading.output[-600:])}")
+        load_lines, _ = loading.coverage.lines(module, source.production)
+        load_time = {d.key for d in declarations.ran(load_lines)}
+
+    numbers = itertools.count()
+
+    def run(test_binary: Path, cand: Candidate, line: int, coverage: bool = False) -> GodogRun:
+        out = tmp / "out" / f"run-{next(numbers)}"
+        try:
+            return run_scenario(test_binary, work, package, cand.requirement.feature_file, line, out,
+                                tags=list(settings.tags), coverage=coverage, timeout=options.timeout)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+            progress.advance()
+
+    traced: dict[str, list[GodogRun]] = {}
+    with timer("isolation_runs"):
+        jobs = [(cand, k, line) for cand in candidates for k in range(options.runs)
+                for line in cand.requirement.run_lines]
+        progress.stage("scenarios in isolation (one process per scenario or Examples row)", len(jobs))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(lambda job: run(binary, job[0], job[2], coverage=job[1] == 0), jobs))
+        by_run: dict[tuple[str, int], list[GodogRun]] = {}
+        for (cand, k, _line), result in zip(jobs, results):
+            by_run.setdefault((cand.instance_id, k), []).append(result)
+            cand.runtime += result.elapsed
+        for cand in candidates:
+            for k in range(options.runs):
+                rows = by_run[(cand.instance_id, k)]
+                cand.isolation.append(all(r.passed for r in rows))
+                if k == 0:
+                    traced[cand.instance_id] = rows
+                if not cand.isolation[-1] and cand.failure is None:
+                    cand.failure = _failure(next(r for r in rows if not r.passed))
+
+    bound: dict[str, list[Bound]] = {}
+    passing: list[Candidate] = []
+    shadowed = 0
+    for cand in candidates:
+        if cand.failure is not None and any(cand.isolation):
+            reason, detail = cand.failure
+            cand.failure = ("unstable", f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
+                                        f"first failure: {reason} {detail}")
+        if cand.failure is None:
+            found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions, side)
+            shadowed += shadows
+            if problem:
+                cand.failure = ("step_unbound", problem)
+            else:
+                bound[cand.instance_id] = found
+        if cand.failure is not None:
+            exclusions.append(Exclusion(id=cand.instance_id, reason=cand.failure[0], detail=cand.failure[1]))
+        else:
+            passing.append(cand)
+
+    with timer("validation_runs"):
+        _validation(passing, bound, side, work, package, toolchain, options, progress, workers, tmp, run)
+    validated = validation_verdicts(passing, exclusions, "its step registrations alone", "its step registrations")
+
+    with timer("analysis"):
+        reader = CallReader(work, declarations)
+        covered: dict[str, dict[str, set[int]]] = {}
+        calls: dict[str, ScenarioCalls[GoDeclaration]] = {}
+        for cand in validated:
+            lines: dict[str, set[int]] = {}
+            for result in traced[cand.instance_id]:
+                if result.coverage is not None:
+                    for file, hit in result.coverage.lines(module, source.production)[0].items():
+                        lines.setdefault(file, set()).update(hit)
+            spans: list[tuple[HandlerSpan, str]] = []
+            for site, roles in _site_roles(bound[cand.instance_id]).items():
+                closure = side.closure([site])
+                for decl in (*closure.functions, *closure.literals):
+                    spans += [(HandlerSpan(decl.file, decl.line, decl.end_line), role) for role in sorted(roles)]
+            calls[cand.instance_id] = scenario_calls(declarations.ran(lines), reader, spans)
+            covered[cand.instance_id] = {f: hit - set(load_lines.get(f, ())) for f, hit in lines.items()}
+        instances, gold = _analyse(project, source, validated, bound, side, work, options, calls, covered, load_time)
+        if any(r.coverage is None for rows in traced.values() for r in rows if r.passed):
+            warnings.append("godog: a traced run wrote no coverage profile; its instance's covered lines and "
+                            "API calls are incomplete")
+
+    with timer("write"):
+        return write_dataset(out_dir, project, source, instances, gold, exclusions, timer, options, features_total,
+                             scenarios_total, shadowed, warnings, sorted(load_time), [], {}, isolation)
+
+
+# --------------------------------------------------------------------------- runs
+def _failure(run: GodogRun) -> tuple[str, str]:
+    """Why a run did not pass, in the reasons behave's pipeline uses."""
+    where = f"line {run.line}"
+    if run.timed_out:
+        return "timeout", f"{where}: the run exceeded its timeout"
+    if not run.report.written:
+        return "load_error", f"{where}: {run.report.problem} (exit {run.exit_code}): {_first_line(run.output[-600:])}"
+    if not run.report.scenarios:
+        return "not_run", f"{where}: godog ran no scenario at this line"
+    scenario = run.scenario
+    if scenario is None or len(run.report.scenarios) != 1:
+        return "not_run", f"{where}: godog ran {len(run.report.scenarios)} scenarios, not the selected one"
+    for step in scenario.steps:
+        if step.status in ("undefined", "pending"):
+            return "step_unbound", f"{step.status}: {step.text}"
+        if step.status == "failed":
+            return "failed", f"{where}: {step.text}: {_first_line(step.error)[:200]}"
+    if not scenario.steps:
+        return "failed", f"{where}: godog reported no step"
+    return "failed", f"{where}: exit {run.exit_code}: {_first_line(run.output[-300:])[:200]}"
+
+
+def _bindings(cand: Candidate, rows: list[GodogRun], definitions: list[StepDefinition],
+              side: TestSideGo) -> tuple[list[Bound], str, int]:
+    """Every reported step of every row bound to its registration statement, or why not; and
+    how many steps more than one pattern matches (godog takes the first, silently)."""
+    effective = cand.requirement.effective_steps
+    by_line = {s.line: s for s in effective}
+    found: list[Bound] = []
+    shadows = 0
+    for run in rows:
+        scenario = run.scenario
+        if scenario is None:
+            return [], f"line {run.line}: no result to bind", shadows
+        for index, step in enumerate(scenario.steps):
+            definition = bind(step.text, definitions)
+            if definition is None:
+                return [], f"no registered pattern matches: {step.text}", shadows
+            shadows += sum(1 for d in definitions[definition.index + 1:] if _matches(d, step.text)) > 0
+            site = side.site_for_pattern(definition.pattern, step.match)
+            if site is None:
+                return [], (f"no literal X.Step(pattern, handler) registers {definition.pattern!r} "
+                            f"({definition.location})"), shadows
+            if step.match is not None:
+                at = side.decl_at(step.match)
+                if at is None or at not in side.handlers(site):
+                    return [], (f"godog ran {step.location} for {step.text!r}, not the handler of "
+                                f"{site.key} (first match {definition.pattern!r})"), shadows
+            effective_step = by_line.get(step.line) or (effective[index] if index < len(effective) else None)
+            role = effective_step.type if effective_step is not None else (site.kind or "given")
+            found.append(Bound(run.line, effective_step, site, role))
+    return found, "", shadows
+
+
+def _matches(definition: StepDefinition, text: str) -> bool:
+    try:
+        return re.search(definition.pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _site_roles(bound: list[Bound]) -> dict[RegistrationSite, set[str]]:
+    roles: dict[RegistrationSite, set[str]] = {}
+    for b in bound:
+        roles.setdefault(b.site, set()).add(b.role)
+    return roles
+
+
+def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], side: TestSideGo, work: Path,
+                package: str, toolchain: GoToolchain, options: BuildOptions, progress: Progress, workers: int,
+                tmp: Path, run: Any) -> None:
+    """Positive and negative workspaces, one test binary per distinct (kind, registrations): the
+    next binary compiles while the previous one's runs go on (one go build at a time), and a
+    binary is deleted once its runs are read."""
+    groups: dict[tuple[str, frozenset[RegistrationSite]], list[Candidate]] = {}
+    for cand in passing:
+        sites = frozenset(b.site for b in bound[cand.instance_id])
+        for kind in ("positive", "negative"):
+            groups.setdefault((kind, sites), []).append(cand)
+    total = sum(len(c.requirement.run_lines) * options.runs for cands in groups.values() for c in cands)
+    progress.stage(f"positive/negative validation ({len(groups)} test binaries)", total)
+    started = time.perf_counter()
+    build_seconds = 0.0
+
+    def record(kind: str, cand: Candidate, rows: list[GodogRun]) -> None:
+        ok = all(r.passed for r in rows)
+        if kind == "positive":
+            cand.positive.append(ok)
+            if not ok and cand.positive_failure is None:
+                cand.positive_failure = _failure(next(r for r in rows if not r.passed))
+        else:
+            cand.negative.append(ok)
+            if any(r.timed_out or r.exit_code not in (0, 1) for r in rows):
+                cand.negative_initialized = False
+                if cand.negative_failure is None:
+                    cand.negative_failure = _failure(next(r for r in rows if r.timed_out or r.exit_code not in (0, 1)))
+
+    pending: list[tuple[Path, list[tuple[str, Candidate, list[Future[GodogRun]]]]]] = []
+
+    def drain(keep: int) -> None:
+        while len(pending) > keep:
+            test_binary, batches = pending.pop(0)
+            for kind, cand, futures in batches:
+                record(kind, cand, [f.result() for f in futures])
+            test_binary.unlink(missing_ok=True)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for n, ((kind, sites), cands) in enumerate(groups.items()):
+            files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
+            tree = link_tree(work, tmp / "trees" / f"{kind}-{n}", files)
+            test_binary = tmp / "bin" / f"{kind}-{n}.test"
+            begun = time.perf_counter()
+            built = build_test_binary(tree, package, test_binary, toolchain)
+            build_seconds += time.perf_counter() - begun
+            shutil.rmtree(tree, ignore_errors=True)
+            if not built.ok:
+                failure = ("build_failed", f"the {kind} workspace does not compile: {_compile_error(built.output)}")
+                for cand in cands:
+                    for _ in range(options.runs):
+                        if kind == "positive":
+                            cand.positive.append(False)
+                            cand.positive_failure = cand.positive_failure or failure
+                        else:
+                            cand.negative.append(False)
+                            cand.negative_initialized = False
+                            cand.negative_failure = cand.negative_failure or failure
+                    progress.advance(len(cand.requirement.run_lines) * options.runs)
+                continue
+            batches = []
+            for cand in cands:
+                for _ in range(options.runs):
+                    batches.append((kind, cand, [pool.submit(run, test_binary, cand, line)
+                                                 for line in cand.requirement.run_lines]))
+            pending.append((test_binary, batches))
+            drain(keep=1)
+        drain(keep=0)
+    progress.log(f"validation: {len(groups)} test binaries, {build_seconds:.0f} s compiling, "
+                 f"{time.perf_counter() - started:.0f} s in all")
+
+
+# --------------------------------------------------------------------------- analysis
+def _analyse(project: str, source: ProjectSource, validated: list[Candidate], bound: dict[str, list[Bound]],
+             side: TestSideGo, work: Path, options: BuildOptions, calls: dict[str, ScenarioCalls[GoDeclaration]],
+             covered: dict[str, dict[str, set[int]]],
+             load_time: set[str]) -> tuple[list[Instance], dict[str, GoldTest]]:
+    def keys(cand: Candidate, roles: set[str]) -> frozenset[str]:
+        return frozenset(b.site.key for b in bound[cand.instance_id] if b.role in roles)
+
+    relations = compute_relations([RelationInput(id=c.instance_id, given_when=keys(c, {"given", "when"}),
+                                                 when=keys(c, {"when"}), all_definitions=keys(c, set(ROLES)))
+                                   for c in validated])
+    frequency = Counter(key for c in calls.values() for key in {d.key for d in c.ran})
+    shared = {k for k, n in frequency.items() if n > options.shared_threshold * max(1, len(validated))}
+    rule = (f"target interfaces (public production functions and methods the When/Then step handlers call and the "
+            f"coverage profile shows ran) + production code the scenario's run executed, minus code more than "
+            f"{options.shared_threshold:.0%} of instances execute, minus code that runs while the suite loads; "
+            f"the test implementation is the scenario's Step registrations and the handlers and helpers they reach")
+    digests: dict[str, str] = {}
+
+    def sha256(rel: str) -> str:
+        if rel not in digests:
+            digests[rel] = hashlib.sha256((work / rel).read_bytes()).hexdigest()
+        return digests[rel]
+
+    instances: list[Instance] = []
+    gold: dict[str, GoldTest] = {}
+    for cand in validated:
+        steps = bound[cand.instance_id]
+        sites = sorted({b.site for b in steps}, key=lambda s: (s.file, s.line))
+        closure = side.closure(sites)
+        spans: dict[str, int] = Counter()
+        for site in sites:
+            spans[site.file] += site.end_line - site.line + 1
+        for decl in closure.functions:
+            spans[decl.file] += decl.end_line - decl.line + 1
+        site_files = {s.file for s in sites}
+        closure_files = [ClosureFile(path=f, role="step_definitions" if f in site_files else "helper",
+                                     sha256=sha256(f), lines=spans.get(f, 0))
+                         for f in closure.files]
+        bindings = [StepBinding(step_line=b.step.line if b.step else 0, step_text=b.step.text if b.step else "",
+                                step_type=b.step.type if b.step else b.role,  # type: ignore[arg-type]
+                                role=b.role,  # type: ignore[arg-type]
+                                background=bool(b.step and b.step.background), depth=0,
+                                binding=StepDefRef(file=b.site.file, line=b.site.line, qualname=b.site.qualname),
+                                scenario_line=b.row_line)
+                    for b in steps]
+        scenario = calls[cand.instance_id]
+        instances.append(Instance(
+            id=cand.instance_id, project=project, requirement=cand.requirement,
+            target_interfaces=interface_groups(scenario.targets), test_level=TestLevel.component,
+            depends_on=relations.depends_on.get(cand.instance_id, []),
+            variant_of=relations.variant_of.get(cand.instance_id, []), group=relations.group_of[cand.instance_id],
+            view=ViewSpec(target_hidden=[d.body_span() for d in hidden_declarations(scenario, shared, load_time)],
+                          hidden_rule=rule, all_hidden_scope=list(source.production))))
+        gold[cand.instance_id] = GoldTest(
+            instance_id=cand.instance_id, closure=closure_files,
+            step_definitions=[StepDefRef(file=s.file, line=s.line, qualname=s.qualname) for s in sites],
+            bindings=bindings, api_calls=scenario.api_keys, target_calls=scenario.target_keys,
+            # coverage is per process, not per step: every declaration the scenario ran
+            executed_when_then=sorted({d.key for d in scenario.ran}),
+            covered_lines={f: sorted(lines) for f, lines in sorted(covered[cand.instance_id].items()) if lines},
+            data_files=[],
+            validation=ValidationRecord(isolation_runs=cand.isolation, positive_runs=cand.positive,
+                                        negative_runs=cand.negative, negative_initialized=cand.negative_initialized),
+            test_level_evidence=["godog: the test level is not classified yet"],
+            runtime_seconds=round(cand.runtime / max(1, len(cand.isolation)), 4))
+    instances.sort(key=lambda i: id_order(i.id))
+    return instances, gold
+
+
+__all__ = ["MUTANTS_MISSING", "build_project"]

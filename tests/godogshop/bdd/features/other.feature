@@ -1,0 +1,4 @@
+Feature: Not selected by the project's tags
+
+  Scenario: untagged
+    Given an empty cart
