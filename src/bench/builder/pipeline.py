@@ -11,10 +11,10 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +318,30 @@ def _rows_selected_by_examples_tags(req: Requirement, tags: set[str],
             tags | {t.lstrip("@").lower() for table in chosen for t in table.tags})
 
 
+def bound_after_isolation(candidates: list[Candidate], exclusions: list[Exclusion],
+                          bind: Callable[[Candidate], str]) -> list[Candidate]:
+    """Stage II's verdict on the isolation runs, any framework whose runs are fresh processes:
+    a candidate that passed some runs but not all is ``unstable``; one that passed them all is
+    bound by ``bind`` (which records the bindings and returns why it cannot bind, or ""), an
+    unbound one is ``step_unbound``; the rest are excluded with their first failure. Returns the
+    candidates left for validation."""
+    passing: list[Candidate] = []
+    for cand in candidates:
+        if cand.failure is not None and any(cand.isolation):
+            reason, detail = cand.failure
+            cand.failure = ("unstable", (f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
+                                        f"first failure: {reason} {detail}"))
+        if cand.failure is None:
+            problem = bind(cand)
+            if problem:
+                cand.failure = ("step_unbound", problem)
+        if cand.failure is not None:
+            exclusions.append(Exclusion(id=cand.instance_id, reason=cand.failure[0], detail=cand.failure[1]))
+        else:
+            passing.append(cand)
+    return passing
+
+
 def validation_verdicts(passing: list[Candidate], exclusions: list[Exclusion], alone: str,
                         implementation: str) -> list[Candidate]:
     """Stage III's rule, any framework: a candidate stays when its test implementation alone
@@ -365,8 +389,8 @@ def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: Buil
     for cand in candidates:
         if cand.failure is not None and any(cand.isolation):
             reason, detail = cand.failure
-            cand.failure = ("unstable", f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
-                                        f"first failure: {reason} {detail}")
+            cand.failure = ("unstable", (f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
+                                        f"first failure: {reason} {detail}"))
         elif cand.failure is None and cand.traced is not None and cand.traced.unbound_steps:
             cand.failure = ("step_unbound", cand.traced.unbound_steps[0])
 
@@ -556,12 +580,10 @@ def write_dataset(out_dir: Path, project: str, source: ProjectSource, instances:
     snapshot_rel = f"projects/{project}"
     _copy_tree(source.root, staging / snapshot_rel)
     with open(staging / "instances.jsonl", "w", encoding="utf-8") as fh:
-        for inst in instances:
-            fh.write(inst.model_dump_json() + "\n")
+        fh.writelines(inst.model_dump_json() + "\n" for inst in instances)
     (staging / "gold").mkdir()
     with open(staging / "gold" / f"{project}.jsonl", "w", encoding="utf-8") as fh:
-        for inst in instances:
-            fh.write(gold[inst.id].model_dump_json() + "\n")
+        fh.writelines(gold[inst.id].model_dump_json() + "\n" for inst in instances)
     if mutants:
         write_manifest(staging, project, mutants)
     if warnings:
@@ -587,7 +609,7 @@ def write_dataset(out_dir: Path, project: str, source: ProjectSource, instances:
             files[path.relative_to(staging).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     card = DatasetCard(
         name=options.name or project, builder_version=__version__,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
         projects=[record],
         scored_instances=sorted({i.group for i in instances}, key=id_order),
         exclusions=exclusions,

@@ -35,6 +35,7 @@ from bench.builder.pipeline import (
     BuildOptions,
     Candidate,
     StageTimer,
+    bound_after_isolation,
     collect_candidates,
     id_order,
     validation_verdicts,
@@ -62,7 +63,6 @@ from bench.isolation import IsolationError, resolve_mode, wrap
 from bench.model import (
     ClosureFile,
     DatasetCard,
-    Exclusion,
     GoldTest,
     Instance,
     Mutant,
@@ -154,22 +154,14 @@ def build_project(framework: CucumberJsFramework, source: ProjectSource, out_dir
             if not cand.isolation[-1] and cand.failure is None:
                 cand.failure = _failure(result, len(cand.requirement.run_lines))
     sites: dict[str, list[tuple[int, int, StepSite, str]]] = {}  # id -> (row line, step index, site, type)
-    passing: list[Candidate] = []
-    for cand in candidates:
-        if cand.failure is not None and any(cand.isolation):
-            reason, detail = cand.failure
-            cand.failure = ("unstable", f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
-                                        f"first failure: {reason} {detail}")
-        if cand.failure is None:
-            bound, problem = _bindings(traced[cand.instance_id], side)
-            if problem:
-                cand.failure = ("step_unbound", problem)
-            else:
-                sites[cand.instance_id] = bound
-        if cand.failure is not None:
-            exclusions.append(Exclusion(id=cand.instance_id, reason=cand.failure[0], detail=cand.failure[1]))
-        else:
-            passing.append(cand)
+
+    def bind_candidate(cand: Candidate) -> str:
+        bound, problem = _bindings(traced[cand.instance_id], side)
+        if not problem:
+            sites[cand.instance_id] = bound
+        return problem
+
+    passing = bound_after_isolation(candidates, exclusions, bind_candidate)
 
     with timer("validation_runs"):
         jobs2: list[tuple[Candidate, str, Path]] = []

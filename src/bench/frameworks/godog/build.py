@@ -40,6 +40,7 @@ from bench.builder.pipeline import (
     BuildOptions,
     Candidate,
     StageTimer,
+    bound_after_isolation,
     collect_candidates,
     id_order,
     validation_verdicts,
@@ -59,7 +60,6 @@ from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
     ClosureFile,
     DatasetCard,
-    Exclusion,
     GoldTest,
     Instance,
     Step,
@@ -193,24 +193,17 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                     cand.failure = _failure(next(r for r in rows if not r.passed))
 
     bound: dict[str, list[Bound]] = {}
-    passing: list[Candidate] = []
     shadowed = 0
-    for cand in candidates:
-        if cand.failure is not None and any(cand.isolation):
-            reason, detail = cand.failure
-            cand.failure = ("unstable", f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
-                                        f"first failure: {reason} {detail}")
-        if cand.failure is None:
-            found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions, side)
-            shadowed += shadows
-            if problem:
-                cand.failure = ("step_unbound", problem)
-            else:
-                bound[cand.instance_id] = found
-        if cand.failure is not None:
-            exclusions.append(Exclusion(id=cand.instance_id, reason=cand.failure[0], detail=cand.failure[1]))
-        else:
-            passing.append(cand)
+
+    def bind_candidate(cand: Candidate) -> str:
+        nonlocal shadowed
+        found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions, side)
+        shadowed += shadows
+        if not problem:
+            bound[cand.instance_id] = found
+        return problem
+
+    passing = bound_after_isolation(candidates, exclusions, bind_candidate)
 
     with timer("validation_runs"):
         _validation(passing, bound, side, work, package, toolchain, options, progress, workers, tmp, run)

@@ -299,7 +299,7 @@ class TestSideGo:
         self.files = sorted(p.relative_to(root).as_posix() for p in directory.glob("*.go") if p.is_file())
         raw = {rel: (root / rel).read_bytes() for rel in self.files}
         consts: dict[str, str] = {}
-        for rel, data in raw.items():
+        for data in raw.values():
             consts.update(_consts(go_parser().parse(data).root_node))
         self._files = {rel: _scan(rel, data, consts) for rel, data in raw.items()}
         self._funcs = [f for scanned in self._files.values() for f in scanned.funcs]
