@@ -32,13 +32,13 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from py_algorand_sdk import checkout_with_features, default_source  # noqa: E402
+from py_algorand_sdk import checkout_with_features, corpus_main, default_source
+
+__all__ = ["assemble", "default_source", "main", "unit_tags"]  # the tests assemble through this module
 
 SDK_COMMIT = "c91d55b8c1a3b364b3cf61c52972ca549682377f"  # v2.12.0
 TESTING_COMMIT = "7c67284b52675257e66c017cc3606bcd4803f4c6"  # master at the release: dryrun removed
@@ -74,18 +74,7 @@ def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--sdk", default=default_source("go-algorand-sdk"))
-    parser.add_argument("--testing", default=default_source("algorand-sdk-testing"))
-    parser.add_argument("--sdk-commit", default=SDK_COMMIT)
-    parser.add_argument("--testing-commit", default=TESTING_COMMIT)
-    args = parser.parse_args()
-    try:
-        path = assemble(args.out, args.sdk, args.testing, args.sdk_commit, args.testing_commit)
-    except subprocess.CalledProcessError as exc:
-        sys.exit(f"git failed: {' '.join(map(str, exc.cmd))}")
-    print(path)
+    corpus_main(__doc__, assemble, "go-algorand-sdk", SDK_COMMIT, TESTING_COMMIT)
 
 
 if __name__ == "__main__":

@@ -106,19 +106,24 @@ def assemble(out: Path, sdk_source: str, testing_source: str, sdk_commit: str = 
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def corpus_main(doc: str | None, assemble_corpus, sdk: str, sdk_commit: str, testing_commit: str) -> None:
+    """The command line every algorand corpus script shares: OUT, the two sources and commits."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
-    parser.add_argument("--sdk", default=default_source("py-algorand-sdk"))
+    parser.add_argument("--sdk", default=default_source(sdk))
     parser.add_argument("--testing", default=default_source("algorand-sdk-testing"))
-    parser.add_argument("--sdk-commit", default=SDK_COMMIT)
-    parser.add_argument("--testing-commit", default=TESTING_COMMIT)
+    parser.add_argument("--sdk-commit", default=sdk_commit)
+    parser.add_argument("--testing-commit", default=testing_commit)
     args = parser.parse_args()
     try:
-        path = assemble(args.out, args.sdk, args.testing, args.sdk_commit, args.testing_commit)
+        path = assemble_corpus(args.out, args.sdk, args.testing, args.sdk_commit, args.testing_commit)
     except subprocess.CalledProcessError as exc:
-        sys.exit(f"git failed: {' '.join(exc.cmd)}")
+        sys.exit(f"git failed: {' '.join(map(str, exc.cmd))}")
     print(path)
+
+
+def main() -> None:
+    corpus_main(__doc__, assemble, "py-algorand-sdk", SDK_COMMIT, TESTING_COMMIT)
 
 
 if __name__ == "__main__":
