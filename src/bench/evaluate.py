@@ -262,7 +262,10 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
     gold_files = ground_truth_files(gold)
     with tempfile.TemporaryDirectory(prefix="req2test-eval-") as tmp:
         for project_name, instances in by_project.items():
-            judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), gold_files)
+            try:
+                judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), gold_files)
+            except UnsupportedByFramework as exc:  # e.g. a framework whose judge does not exist yet: one line
+                raise EvaluationError(str(exc)) from exc
             judging.prepare()
             measured = 0.0 if judging.traced else None
 

@@ -132,3 +132,17 @@ def test_mutants_are_refused_in_one_line(tmp_path: Path) -> None:
     shutil.copytree(PROJECT, project)
     with pytest.raises(BuildError, match="mutants are not implemented yet"):
         build_dataset(str(project), tmp_path / "ds", BuildOptions(mutants=True, workers=1))
+
+
+def test_evaluating_a_godog_dataset_is_refused_in_one_line(built: Path, tmp_path: Path) -> None:
+    """No judge yet: ``evaluate`` (and so ``calibrate``) says so in one line, never a traceback."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    instance = load_dataset(built).instances[0].id
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"instance_id": instance, "files": {}}) + "\n")
+    result = CliRunner().invoke(app, ["evaluate", str(built), "-p", str(predictions), "-o", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "godog: evaluation is not implemented yet" in result.output and "Traceback" not in result.output
