@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from bench.model import BodySpan
+from bench.model import Declaration as DeclarationModel
+
 
 class Declaration(Protocol):
     """A production function or method as the frameworks' declaration indexes describe it."""
@@ -21,6 +24,25 @@ class Declaration(Protocol):
 
     @property
     def key(self) -> str: ...
+
+
+class DeclarationRecord:
+    """What a framework's record of one production declaration derives from its fields
+    (``file``, ``qualname``, ``line``, ``signature``, ``kind``, ``body_start``, ``body_end``): its
+    key, the model the dataset stores and the span a view hides. A mixin without fields, for a
+    dataclass or a pydantic model alike."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.file}:{self.qualname}"  # type: ignore[attr-defined]
+
+    def declaration(self) -> DeclarationModel:
+        return DeclarationModel(file=self.file, qualname=self.qualname, line=self.line,  # type: ignore[attr-defined]
+                                signature=self.signature, kind=self.kind)  # type: ignore[attr-defined]
+
+    def body_span(self) -> BodySpan:
+        return BodySpan(file=self.file, qualname=self.qualname, def_line=self.line,  # type: ignore[attr-defined]
+                        body_start=self.body_start, body_end=self.body_end)  # type: ignore[attr-defined]
 
 
 D = TypeVar("D", bound=Declaration)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bench.model import BodySpan, Declaration
+from bench.builder.interfaces import DeclarationRecord
 
 FUNCTION_NODES = {"function_declaration", "generator_function_declaration", "method_definition",
                   "function_expression", "arrow_function", "function", "generator_function"}
@@ -23,7 +23,7 @@ _CLASSES = ("class_declaration", "class", "abstract_class_declaration")
 Kind = Literal["function", "method", "property", "classmethod", "staticmethod", "constructor"]
 
 
-class JsDeclaration(BaseModel):
+class JsDeclaration(DeclarationRecord, BaseModel):
     """One production function or method whose body a view can hide."""
 
     model_config = ConfigDict(frozen=True)
@@ -38,18 +38,6 @@ class JsDeclaration(BaseModel):
     kind: Kind
     signature: str
     public: bool
-
-    @property
-    def key(self) -> str:
-        return f"{self.file}:{self.qualname}"
-
-    def declaration(self) -> Declaration:
-        return Declaration(file=self.file, qualname=self.qualname, line=self.line, signature=self.signature,
-                           kind=self.kind)
-
-    def body_span(self) -> BodySpan:
-        return BodySpan(file=self.file, qualname=self.qualname, def_line=self.line, body_start=self.body_start,
-                        body_end=self.body_end)
 
 
 def function_name(node) -> str:

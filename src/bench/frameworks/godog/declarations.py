@@ -30,11 +30,11 @@ from typing import Literal
 
 import tree_sitter
 
+from bench.builder.interfaces import DeclarationRecord
 from bench.frameworks.godog.hiding import import_name
 from bench.frameworks.godog.language import production_files
 from bench.frameworks.godog.syntax import functions, go_parser
 from bench.frameworks.godog.toolchain import module_path
-from bench.model import BodySpan, Declaration
 
 _FUNCTION_NODES = ("function_declaration", "method_declaration", "func_literal")
 
@@ -44,7 +44,7 @@ def _exported(name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class GoDeclaration:
+class GoDeclaration(DeclarationRecord):
     """One production function or method whose body a view can hide."""
 
     file: str  # relative to the module root
@@ -59,20 +59,8 @@ class GoDeclaration:
     public: bool
 
     @property
-    def key(self) -> str:
-        return f"{self.file}:{self.qualname}"
-
-    @property
     def kind(self) -> Literal["function", "method"]:
         return "method" if self.owner else "function"
-
-    def declaration(self) -> Declaration:
-        return Declaration(file=self.file, qualname=self.qualname, line=self.line, signature=self.signature,
-                           kind=self.kind)
-
-    def body_span(self) -> BodySpan:
-        return BodySpan(file=self.file, qualname=self.qualname, def_line=self.line, body_start=self.body_start,
-                        body_end=self.body_end)
 
 
 def _package_name(root: tree_sitter.Node) -> str:
