@@ -44,13 +44,18 @@ class ProjectEnvironment(BaseModel):
     base_interpreter: str = Field(description="sys.executable that made it")
 
 
-def environments_root() -> Path:
-    """``$REQ2TEST_ENVIRONMENTS``, else ``$XDG_CACHE_HOME/req2test/environments`` (~/.cache)."""
-    configured = os.environ.get("REQ2TEST_ENVIRONMENTS")
+def cache_dir(name: str, override: str) -> Path:
+    """Where req2test keeps one kind of cache: ``$<override>``, else
+    ``$XDG_CACHE_HOME/req2test/<name>`` (~/.cache)."""
+    configured = os.environ.get(override)
     if configured:
         return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "req2test" / "environments"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "req2test" / name
+
+
+def environments_root() -> Path:
+    """``$REQ2TEST_ENVIRONMENTS``, else ``$XDG_CACHE_HOME/req2test/environments`` (~/.cache)."""
+    return cache_dir("environments", "REQ2TEST_ENVIRONMENTS")
 
 
 def normalized(requirements: Sequence[str]) -> list[str]:

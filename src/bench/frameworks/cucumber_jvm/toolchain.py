@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.environments import cache_dir
+
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 JACOCO_VERSION = "0.8.12"
 JACOCO_AGENT = f"org.jacoco:org.jacoco.agent:{JACOCO_VERSION}:jar:runtime"
@@ -43,10 +45,7 @@ JACOCO_CLI = f"org.jacoco:org.jacoco.cli:{JACOCO_VERSION}:jar:nodeps"
 
 def cache_root() -> Path:
     """``$REQ2TEST_MAVEN_CACHE``, else ``$XDG_CACHE_HOME/req2test/maven`` (~/.cache)."""
-    configured = os.environ.get("REQ2TEST_MAVEN_CACHE")
-    if configured:
-        return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "req2test" / "maven"
+    return cache_dir("maven", "REQ2TEST_MAVEN_CACHE")
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.environments import cache_dir
+
 GO_FALLBACK = "/usr/local/go/bin/go"
 
 
 def cache_root() -> Path:
     """``$REQ2TEST_GO_CACHE``, else ``$XDG_CACHE_HOME/req2test/go`` (~/.cache)."""
-    configured = os.environ.get("REQ2TEST_GO_CACHE")
-    if configured:
-        return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "req2test" / "go"
+    return cache_dir("go", "REQ2TEST_GO_CACHE")
 
 
 @dataclass(frozen=True)
