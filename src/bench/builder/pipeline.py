@@ -318,6 +318,17 @@ def _rows_selected_by_examples_tags(req: Requirement, tags: set[str],
             tags | {t.lstrip("@").lower() for table in chosen for t in table.tags})
 
 
+def mark_unstable(cand: Candidate) -> bool:
+    """A candidate that failed some isolation runs and passed others is ``unstable`` (its first
+    failure kept in the detail); True when it is."""
+    if cand.failure is None or not any(cand.isolation):
+        return False
+    reason, detail = cand.failure
+    summary = f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; first failure: {reason} {detail}"
+    cand.failure = ("unstable", summary)
+    return True
+
+
 def bound_after_isolation(candidates: list[Candidate], exclusions: list[Exclusion],
                           bind: Callable[[Candidate], str]) -> list[Candidate]:
     """Stage II's verdict on the isolation runs, any framework whose runs are fresh processes:
@@ -327,10 +338,7 @@ def bound_after_isolation(candidates: list[Candidate], exclusions: list[Exclusio
     candidates left for validation."""
     passing: list[Candidate] = []
     for cand in candidates:
-        if cand.failure is not None and any(cand.isolation):
-            reason, detail = cand.failure
-            cand.failure = ("unstable", (f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
-                                        f"first failure: {reason} {detail}"))
+        mark_unstable(cand)
         if cand.failure is None:
             problem = bind(cand)
             if problem:
@@ -387,11 +395,9 @@ def _isolation_runs(pool: WorkerPool, candidates: list[Candidate], options: Buil
         if not verdict.passed and cand.failure is None:
             cand.failure = (verdict.reason or "failed", verdict.detail)
     for cand in candidates:
-        if cand.failure is not None and any(cand.isolation):
-            reason, detail = cand.failure
-            cand.failure = ("unstable", (f"passed {sum(cand.isolation)}/{len(cand.isolation)} runs; "
-                                        f"first failure: {reason} {detail}"))
-        elif cand.failure is None and cand.traced is not None and cand.traced.unbound_steps:
+        if mark_unstable(cand):
+            continue
+        if cand.failure is None and cand.traced is not None and cand.traced.unbound_steps:
             cand.failure = ("step_unbound", cand.traced.unbound_steps[0])
 
 
