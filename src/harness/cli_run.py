@@ -15,6 +15,7 @@ from bench.dataset import DatasetError
 from bench.evaluate import EvaluationError
 from bench.formatting import num
 from bench.journal import JournalError
+from bench.judging import UnsupportedByFramework
 from harness.experiment.config import ExperimentError
 from harness.generate import GenerateError
 from harness.llm import ProviderRefused
@@ -23,7 +24,7 @@ from harness.sandbox.base import SandboxError
 from harness.views import ViewError
 
 USER_ERRORS = (ExperimentError, DatasetError, EvaluationError, GenerateError, SandboxError, ViewError, PromptError,
-               ProviderRefused, JournalError)
+               ProviderRefused, JournalError, UnsupportedByFramework)  # a task a framework does not offer (yet)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
