@@ -1,5 +1,4 @@
-"""``req2test build`` for a godog project, without mutants (issue 28: mutants, the fresh-process
-check and the judge come next). The stages and exclusion reasons are cucumber-js's, at
+"""``req2test build`` for a godog project. The stages and exclusion reasons are cucumber-js's, at
 registration granularity:
 
 - **prepare**: a copy of the tree in scratch, its modules downloaded into the shared cache, the
@@ -19,7 +18,10 @@ registration granularity:
   gives the fixtures);
 - **analysis**: API calls and target interfaces from the handlers' calls that the coverage
   profile shows ran, the target-hidden map, relations; the gold's closure is the
-  registrations plus the handlers and helpers they reach.
+  registrations plus the handlers and helpers they reach;
+- **mutants** (``mutation``): every mutant compiled once as mutant schemata, kills per
+  instance, the empty test's infrastructure kills, the then-stripped test's
+  assertion-dependent subset; **fresh_check**: a sample replayed as plain rebuilds.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from bench.model import (
     DatasetCard,
     GoldTest,
     Instance,
+    Mutant,
     Step,
     StepBinding,
     StepDefRef,
@@ -72,7 +75,6 @@ from bench.model import (
 from bench.progress import Progress
 from bench.project import ProjectSource
 
-MUTANTS_MISSING = "godog: mutants are not implemented yet (issue 28); build with --no-mutants"
 ROLES = ("given", "when", "then")
 
 
@@ -102,8 +104,6 @@ def _compile_error(output: str) -> str:
 def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
                   progress: Progress, timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
-    if options.mutants:
-        raise BuildError(MUTANTS_MISSING)
     if options.isolation == "bwrap":
         raise BuildError("godog: runs under bubblewrap are not implemented yet (issue 28); "
                          "build with --isolation none (or auto)")
@@ -231,9 +231,24 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
             warnings.append("godog: a traced run wrote no coverage profile; its instance's covered lines and "
                             "API calls are incomplete")
 
+    mutants: list[Mutant] = []
+    mutation: dict[str, Any] = {}
+    if options.mutants and instances:
+        from bench.frameworks.godog.mutation import fresh_check, run_mutation_stage
+
+        with timer("mutants"):
+            try:
+                mutants, gold, mutation = run_mutation_stage(
+                    framework, work, list(source.production), package, list(settings.tags), side, instances, gold,
+                    toolchain, options.timeout, workers, progress, tmp)
+            except RuntimeError as exc:
+                raise BuildError(str(exc)) from exc
+        with timer("fresh_check"):
+            mutation["fresh_check"] = fresh_check(framework, work, instances, gold, {m.id: m for m in mutants},
+                                                  options.timeout, workers, progress)
     with timer("write"):
         return write_dataset(out_dir, project, source, instances, gold, exclusions, timer, options, features_total,
-                             scenarios_total, shadowed, warnings, sorted(load_time), [], {}, isolation)
+                             scenarios_total, shadowed, warnings, sorted(load_time), mutants, mutation, isolation)
 
 
 # --------------------------------------------------------------------------- runs
@@ -447,4 +462,4 @@ def _analyse(project: str, source: ProjectSource, validated: list[Candidate], bo
     return instances, gold
 
 
-__all__ = ["MUTANTS_MISSING", "build_project"]
+__all__ = ["build_project"]

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 CONFIG_FILES = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum", "req2test.toml"})
 NO_SCENARIO_TAG = "@req2test-selects-no-scenario"  # a tag no scenario has: the suite loads, nothing runs
 SOURCE_SUFFIXES = (".go",)
-JUDGE_MISSING = "godog: evaluation is not implemented yet (issue 28); build datasets with --no-mutants"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -215,7 +214,9 @@ class GodogFramework(Framework):
         return _GodogBuilder(self)
 
     def judge(self, context: JudgeContext) -> Judge:
-        raise UnsupportedByFramework(JUDGE_MISSING)
+        from bench.frameworks.godog.judge import GodogJudge
+
+        return GodogJudge(self, context)
 
 
 class _GodogBuilder(Builder):

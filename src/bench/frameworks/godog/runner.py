@@ -20,7 +20,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from bench.frameworks.godog.coverprofile import CoverProfile, parse_profile
 from bench.frameworks.godog.cucumber_json import GodogReport, ScenarioResult, read_report
 from bench.frameworks.godog.definitions import StepDefinition, parse_definitions
 from bench.frameworks.godog.outline import ScenarioLocation, locate, one_row_feature
+from bench.frameworks.godog.schemata import selection, selection_popen_kwargs
 
 REPORT_NAME = "cucumber.json"
 PROFILE_NAME = "cover.out"
@@ -83,13 +86,18 @@ def selection_argument(root: Path, package_dir: Path, feature: str, line: int,
 
 def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int, out_dir: Path, *,
                  tags: list[str] | None = None, strict: bool = True, coverage: bool = False,
-                 timeout: float = 120.0, env: dict[str, str] | None = None) -> GodogRun:
+                 timeout: float = 120.0, env: dict[str, str] | None = None, mutant: int | None = None,
+                 wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> GodogRun:
     """One process of ``binary`` running the scenario (or outline row) at ``feature:line``
     (``feature`` relative to ``root``; the binary's package is ``root/package``).
 
     ``tags``: godog's ``--godog.tags`` as the suite's configuration has them (joined with
     commas, godog's "or"; a scenario outside them runs nothing). ``coverage``: the binary was
-    built with ``cover=`` and the run writes a profile (``CoverProfile.lines`` reads it)."""
+    built with ``cover=`` and the run writes a profile (``CoverProfile.lines`` reads it).
+
+    ``mutant``: the number of the mutant a schemata binary runs (``schemata.selection``; 0 runs
+    the original), given as fd 3 from an unlinked file: no path, argument or variable names it.
+    ``wrap(argv, cwd, out_dir)``: the command as a sandbox runs it (``sandbox.sandboxed``)."""
     package_dir = root / package
     out_dir.mkdir(parents=True, exist_ok=True)
     if "," in str(out_dir.resolve()):  # godog splits --godog.format at commas
@@ -108,10 +116,23 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
     argv.append(path_arg)
     run_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
                "LANG": "C.UTF-8", **(env or {})}
+    command = wrap(argv, package_dir, out_dir) if wrap is not None else argv
+    extra: dict[str, object] = {}
+    chosen = None
+    if mutant is not None:
+        chosen = tempfile.TemporaryFile()  # unlinked at once: the content reaches the child as fd 3 only
+        chosen.write(selection(mutant))
+        chosen.flush()
+        extra = selection_popen_kwargs(chosen.fileno())
     start = time.perf_counter()
     # a session of its own, so a timeout ends the binary and anything it started, by group id
-    proc = subprocess.Popen(argv, cwd=package_dir, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        proc = subprocess.Popen(command, cwd=package_dir, env=run_env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                **extra)  # type: ignore[call-overload]
+    finally:
+        if chosen is not None:
+            chosen.close()
     try:
         out, _ = proc.communicate(timeout=timeout)
         code, timed_out = proc.returncode, False

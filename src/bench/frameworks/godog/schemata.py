@@ -68,6 +68,7 @@ the unexported ``active`` of the schema package. What can still reach it, and wh
 from __future__ import annotations
 
 import os
+import random
 import re
 import subprocess
 import time
@@ -475,16 +476,19 @@ def render_file(data: bytes, sites: list[Site], numbers: list[list[int]], import
     return _Rendered(b"".join(out).decode("utf-8"), spans)
 
 
-def write_schemata(tree: Path, mutants: Iterable[Mutant], exclude: frozenset[str] = frozenset()) -> tuple[
-        dict[str, int], dict[str, tuple[list[list[str]], _Rendered]]]:
+def write_schemata(tree: Path, mutants: Iterable[Mutant], exclude: frozenset[str] = frozenset(),
+                   order_seed: int | None = None) -> tuple[dict[str, int], dict[str, tuple[list[list[str]], _Rendered]]]:
     """Write the schemata of ``mutants`` (minus ``exclude``) into ``tree`` — a copy of the
     project the caller owns; each rewritten file is a new inode, so a hard-linked copy never
     changes the original — and the switch package. Returns the numbers and, per file, its
-    sites' mutant ids and its rendering (for error mapping)."""
+    sites' mutant ids and its rendering (for error mapping). ``order_seed``: the numbers are a
+    permutation drawn with it (a judge session's own), else in source order."""
     by_file: dict[str, list[Mutant]] = {}
     for mutant in mutants:
         by_file.setdefault(mutant.file, []).append(mutant)
     ordered = sorted((m for ms in by_file.values() for m in ms), key=lambda m: (m.file, m.line, m.col, m.id))
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(ordered)
     numbers = {m.id: i + 1 for i, m in enumerate(ordered) if m.id not in exclude}
     import_line = f'"{module_path(tree)}/{SCHEMA_DIR}"'
     rendered: dict[str, tuple[list[list[str]], _Rendered]] = {}
@@ -517,7 +521,8 @@ def go_env() -> dict[str, str]:
 
 def compile_schemata(tree: Path, mutants: list[Mutant], original: Path, max_builds: int = 30, *,
                      go: str = "go", env: dict[str, str] | None = None,
-                     flags: tuple[str, ...] = ("-trimpath", "-buildvcs=false")) -> Schemata:
+                     flags: tuple[str, ...] = ("-trimpath", "-buildvcs=false"),
+                     order_seed: int | None = None) -> Schemata:
     """Write and build the schemata of ``mutants`` in ``tree``, dropping the sites the
     compiler refuses until the production packages build; ``original`` holds the unmodified
     files (each round rewrites from them). ``go``/``env`` are the toolchain's (default: ``go``
@@ -531,7 +536,7 @@ def compile_schemata(tree: Path, mutants: list[Mutant], original: Path, max_buil
     while True:
         for rel in sources:
             _replace(tree / rel, (original / rel).read_text(encoding="utf-8"))
-        numbers, rendered = write_schemata(tree, mutants, frozenset(dropped))
+        numbers, rendered = write_schemata(tree, mutants, frozenset(dropped), order_seed)
         proc = subprocess.run([go, "build", *flags, "-gcflags=-e", *packages], cwd=tree, env=env or go_env(),
                               capture_output=True, text=True, check=False)
         result.builds += 1
@@ -586,13 +591,16 @@ def _blame(stderr: str, rendered: dict[str, tuple[list[list[str]], _Rendered]], 
 
 
 def selection_popen_kwargs(fd: int) -> dict[str, object]:
-    """``subprocess`` keyword arguments that give the child ``fd`` (an open read-only
-    selection file, see ``selection``) as its fd 3 and nothing else of ours: ``pass_fds``
-    keeps 3 across the close of every other descriptor, the child's ``dup2`` puts the file
-    there (a descriptor opened by Python is close-on-exec; ``dup2`` gives an inheritable copy)."""
+    """``subprocess`` keyword arguments that give the child ``fd`` (an open selection file, see
+    ``selection``) as its fd 3 and nothing else of ours. The child ``dup2``s the file to 3 (an
+    inheritable copy); ``close_fds`` is off because ``pass_fds=(3,)`` would fail where the
+    parent has no fd 3 open, and Python opens every descriptor non-inheritable: the only ones
+    that cross ``exec`` are 0-2 and this copy."""
 
     def child() -> None:
-        if fd != FD:
-            os.dup2(fd, FD)
+        if fd == FD:  # dup2 onto itself would keep close-on-exec
+            os.set_inheritable(FD, True)
+        else:
+            os.dup2(fd, FD, inheritable=True)
 
-    return {"preexec_fn": child, "pass_fds": (FD,)}
+    return {"preexec_fn": child, "close_fds": False}

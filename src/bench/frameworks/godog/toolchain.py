@@ -112,7 +112,8 @@ def cover_patterns(production: list[str]) -> list[str]:
 
 
 def build_test_binary(root: Path, package: str, output: Path, toolchain: GoToolchain, *,
-                      cover: list[str] | None = None, timeout: float = 1800.0) -> GoCommandResult:
+                      cover: list[str] | None = None, stripped: bool = False,
+                      timeout: float = 1800.0) -> GoCommandResult:
     """``go test -c -o OUTPUT ./PACKAGE``: the package's test binary (its TestMain runs godog).
 
     ``cover``: production directories to instrument (``-cover -covermode=set -coverpkg=...``);

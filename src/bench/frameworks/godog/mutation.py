@@ -1,0 +1,340 @@
+"""The builder's mutant stage for godog: every mutant compiled once as mutant schemata, one
+process per (scenario row, mutant), the selected mutant given as fd 3 (``schemata``).
+
+Per instance, against the mutants on lines its traced run covered (the pool, ``pool_for``):
+
+1. **ground truth**: the suite's own test binary, built from the schemata tree; its clean run
+   (number 0) must pass, or the instance scores nothing. A mutant is killed when a row's run
+   has a failing step; a timeout or a run in which no step ran excludes the pair (behave's
+   ``INFRASTRUCTURE`` verdicts).
+2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
+   ``empty``) against the kills: what it detects too, the suite's infrastructure detects
+   without the test (package init, hooks, a handler shared with infrastructure) — recorded as
+   ``infrastructure_kills``, out of the kills.
+3. **then-stripped test** (the handlers only Then steps use, emptied) against the remaining
+   kills: the kills it no longer makes are ``assertion_dependent``. A stripped test that does
+   not pass its own clean run makes every kill assertion-dependent.
+
+Steps 2 and 3 each compile a test binary (only the test package recompiles: the schemata
+production packages are in the build cache) — one per distinct file set.
+
+The schemata can differ from the source mutant only where ``schemata`` says (an untyped
+constant expression computed in the inferred type); ``fresh_check`` replays a sample of the
+verdicts as a plain rebuild with the mutant on disk (``GodogFramework.fresh_run``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from bench.frameworks.godog.framework import run_verdict
+from bench.frameworks.godog.runner import GodogRun, run_scenario
+from bench.frameworks.godog.schemata import SchemataError, compile_schemata
+from bench.frameworks.godog.testside import TestSideGo, calibration_files
+from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
+from bench.frameworks.godog.tree import link_tree
+from bench.judging import RunVerdict
+from bench.model import GoldTest, Instance, Mutant, StepDefRef
+from bench.mutation.executor import INFRASTRUCTURE, pool_for
+from bench.progress import Progress
+
+FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed as plain rebuilds, half of them kills
+MIN_TIMEOUT = 10.0  # seconds a mutant row run gets at least ...
+TIMEOUT_FACTOR = 20.0  # ... or this many times the row's clean run
+
+
+@dataclass
+class TestProgram:
+    """One compiled test program (a set of test files over the schemata tree) and its runs."""
+
+    binary: Path
+    tree: Path
+    package: str
+    tags: list[str]
+    scratch: Path
+    _numbers: Any = field(default_factory=count)
+
+    def run(self, inst: Instance, number: int, timeout: float,
+            wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
+        """Every row of ``inst`` with mutant ``number`` (0: none), stopping at the first row that
+        does not pass; the verdict of that row (or survived)."""
+        req = inst.requirement
+        runs: list[GodogRun] = []
+        for line in req.run_lines:
+            out = self.scratch / f"run-{next(self._numbers)}"
+            try:
+                run = run_scenario(self.binary, self.tree, self.package, req.feature_file, line, out,
+                                   tags=self.tags, timeout=timeout, mutant=number, wrap=wrap)
+            finally:
+                shutil.rmtree(out, ignore_errors=True)
+            runs.append(run)
+            verdict = run_verdict(run)
+            if verdict is not RunVerdict.survived:
+                return verdict, runs
+        return RunVerdict.survived, runs
+
+
+@dataclass
+class SchemataTree:
+    tree: Path
+    numbers: dict[str, int]
+    dropped: dict[str, str]
+    builds: int
+    seconds: float
+
+
+def schemata_tree(work: Path, mutants: list[Mutant], toolchain: GoToolchain, tmp: Path) -> SchemataTree:
+    """A linked copy of ``work`` with every mutant that compiles written in as schemata."""
+    tree = link_tree(work, tmp / "schemata")
+    result = compile_schemata(tree, mutants, work, go=toolchain.go, env=toolchain.env(),
+                              flags=("-trimpath", "-buildvcs=false"))
+    return SchemataTree(tree, result.numbers, result.dropped, result.builds, result.seconds)
+
+
+def _digest(files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _row_timeout(record: GoldTest, cap: float) -> float:
+    return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
+
+
+def run_mutation_stage(framework: Any, work: Path, production: list[str], package: str, tags: list[str],
+                       side: TestSideGo, instances: list[Instance], gold: dict[str, GoldTest],
+                       toolchain: GoToolchain, timeout: float, workers: int, progress: Progress,
+                       tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+    started = time.perf_counter()
+    seconds: dict[str, float] = {}
+    lap = [started]
+
+    def timed(name: str) -> None:
+        now = time.perf_counter()
+        seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
+        lap[0] = now
+
+    generated = framework.language.generate_mutants(work, production)
+    timed("generation")
+    progress.log(f"mutant schemata: {len(generated)} mutants into one build")
+    try:
+        schemata = schemata_tree(work, generated, toolchain, tmp)
+    except SchemataError as exc:
+        raise RuntimeError(f"the mutant schemata do not compile: {exc}") from exc
+    mutants = [m for m in generated if m.id in schemata.numbers]
+    by_id = {m.id: m for m in mutants}
+    timed("schemata_compile")
+    binaries = tmp / "mutation-bin"
+    programs: dict[str, TestProgram | str] = {}
+    compile_seconds = [0.0]
+    compiling = threading.Lock()  # one go build at a time (it takes every core); runs go on beside it
+
+    def program(key: str, files: dict[str, str]) -> TestProgram | str:
+        """The test program of ``files`` over the schemata tree (compiled once per file set),
+        or the compiler's complaint."""
+        with compiling:
+            return _compile(f"{key}-{_digest(files)}", files)
+
+    def _compile(name: str, files: dict[str, str]) -> TestProgram | str:
+        if name in programs:
+            return programs[name]
+        tree = link_tree(schemata.tree, tmp / "mutation-trees" / name, files) if files else schemata.tree
+        begun = time.perf_counter()
+        built = build_test_binary(tree, package, binaries / f"{name}.test", toolchain, stripped=True)
+        compile_seconds[0] += time.perf_counter() - begun
+        if not built.ok:
+            programs[name] = built.output.strip()[-300:]
+            return programs[name]
+        programs[name] = TestProgram(binaries / f"{name}.test", tree, package, tags, tmp / "mutation-out")
+        return programs[name]
+
+    ground_truth = program("ground-truth", {})
+    if isinstance(ground_truth, str):
+        raise RuntimeError(f"the suite does not compile over the mutant schemata: {ground_truth}")
+    timed("ground_truth_compile")
+    sites_of = {s.key: s for s in side.sites()}
+    pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
+
+    @dataclass
+    class Result:
+        clean_passed: bool = False
+        verdicts: dict[str, str] = field(default_factory=dict)
+        infrastructure: set[str] = field(default_factory=set)
+        empty_not_passing: bool = False
+        stripped: set[str] | None = None  # kills the then-stripped test still makes
+        stripped_not_passing: bool = False
+        stripped_targets: list[StepDefRef] = field(default_factory=list)
+        runs: int = 0
+        build_failures: list[str] = field(default_factory=list)
+
+    def judge_instance(inst: Instance) -> Result:
+        record = gold[inst.id]
+        row_timeout = _row_timeout(record, timeout)
+        result = Result()
+        assert isinstance(ground_truth, TestProgram)
+        verdict, _ = ground_truth.run(inst, 0, row_timeout)
+        result.runs += 1
+        result.clean_passed = verdict is RunVerdict.survived
+        if not result.clean_passed:
+            progress.advance()
+            return result
+        for mutant in pools[inst.id]:
+            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], row_timeout)
+            result.runs += 1
+            result.verdicts[mutant.id] = str(verdict)
+        kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
+        if kills:
+            sites = [sites_of[f"{d.file}:{d.line}"] for d in record.step_definitions if f"{d.file}:{d.line}" in sites_of]
+            kinds: dict[str, set[str]] = {}
+            for binding in record.bindings:
+                kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
+            files = calibration_files(side, sites, kinds)
+            empty = program("empty", files["empty"])
+            if isinstance(empty, str):
+                result.build_failures.append(f"empty test of {inst.id}: {empty}")
+                result.empty_not_passing = True
+            else:
+                result.empty_not_passing = not _passes(empty, inst, row_timeout, result)
+                if not result.empty_not_passing:
+                    for mutant_id in sorted(kills):
+                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], row_timeout)
+                        result.runs += 1
+                        if verdict is RunVerdict.killed:
+                            result.infrastructure.add(mutant_id)
+            remaining = kills - result.infrastructure
+            if remaining and files["then-stripped"] != files["oracle"]:
+                result.stripped_targets = _stripped_targets(record, files)
+                stripped = program("then-stripped", files["then-stripped"])
+                if isinstance(stripped, str):
+                    result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
+                    result.stripped, result.stripped_not_passing = set(), True
+                elif not _passes(stripped, inst, row_timeout, result):
+                    result.stripped, result.stripped_not_passing = set(), True
+                else:
+                    result.stripped = set()
+                    for mutant_id in sorted(remaining):
+                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], row_timeout)
+                        result.runs += 1
+                        if verdict is RunVerdict.killed:
+                            result.stripped.add(mutant_id)
+        progress.advance()
+        return result
+
+    progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
+                   len(instances))
+    order = sorted(instances, key=lambda i: -len(pools[i.id]))  # the largest pools first: the slots end together
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = dict(zip((i.id for i in order), pool.map(judge_instance, order)))
+    timed("runs")
+
+    updated: dict[str, GoldTest] = {}
+    for inst in instances:
+        result = results[inst.id]
+        kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed} if result.clean_passed else set()
+        kills -= result.infrastructure
+        dependent = sorted(kills - result.stripped) if result.stripped is not None else []
+        hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
+        updated[inst.id] = gold[inst.id].model_copy(update={
+            "pool": sorted(m.id for m in pools[inst.id]),
+            "kills": sorted(kills),
+            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in INFRASTRUCTURE},
+            "assertion_dependent": dependent,
+            "hidden_kills": sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
+                                                           for f, a, b in hidden)),
+            "then_stripped_targets": result.stripped_targets if result.stripped is not None else [],
+            "infrastructure_kills": sorted(result.infrastructure),
+        })
+    pool_sizes = [len(p) for p in pools.values()]
+    kill_counts = [len(updated[i.id].kills) for i in instances]
+    verdicts = Counter(v for r in results.values() for v in r.verdicts.values())
+    summary: dict[str, Any] = {
+        "generator": "req2test Go mutants (tree-sitter-go, behave's operator families) compiled as mutant "
+                     "schemata; the mutant selected per process through fd 3",
+        "mutants_generated": len(generated),
+        "mutants": len(mutants),
+        "mutants_dropped_by_compiler": len(schemata.dropped),
+        "schemata_builds": schemata.builds,
+        "schemata_seconds": round(schemata.seconds, 1),
+        "mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
+        "mean_pool_size": round(sum(pool_sizes) / max(1, len(pool_sizes)), 2),
+        "mean_ground_truth_kills": round(sum(kill_counts) / max(1, len(kill_counts)), 2),
+        "mean_assertion_dependent_kills": round(
+            sum(len(updated[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
+        "scorable_instances": sum(1 for k in kill_counts if k),
+        "infrastructure_kills": sum(len(r.infrastructure) for r in results.values()),
+        "instances_with_infrastructure_kills": sum(1 for r in results.values() if r.infrastructure),
+        "empty_test_not_passing": sum(1 for r in results.values() if r.empty_not_passing),
+        "then_stripped_not_passing": sum(1 for r in results.values() if r.stripped_not_passing),
+        "schemata_clean_not_passing": sorted(i for i, r in results.items() if not r.clean_passed),
+        "ground_truth_verdicts": dict(sorted(verdicts.items())),
+        "test_programs_compiled": len(programs),
+        "test_program_compile_seconds": round(compile_seconds[0], 1),
+        "runs": sum(r.runs for r in results.values()),
+        "build_failures": [f for r in results.values() for f in r.build_failures][:20],
+        "fresh_process_fallbacks": 0,
+        "phase_seconds": seconds,
+        "covered_lines": "the traced isolation run's coverage profile (-test.coverprofile, set mode) less what "
+                         "loading the suite covers",
+    }
+    for prog in programs.values():
+        if isinstance(prog, TestProgram):
+            prog.binary.unlink(missing_ok=True)
+    return mutants, updated, summary
+
+
+def _passes(prog: TestProgram, inst: Instance, timeout: float, result: Any) -> bool:
+    verdict, _ = prog.run(inst, 0, timeout)
+    result.runs += 1
+    return verdict is RunVerdict.survived
+
+
+def _stripped_targets(record: GoldTest, files: dict[str, dict[str, str]]) -> list[StepDefRef]:
+    """The instance's registrations whose handler the then-stripped files changed."""
+    changed = {rel for rel, text in files["then-stripped"].items() if text != files["oracle"].get(rel)}
+    refs = {b.binding.key: b.binding for b in record.bindings if b.role == "then" and b.binding.file in changed}
+    return [refs[k] for k in sorted(refs)]
+
+
+def fresh_check(framework: Any, work: Path, instances: list[Instance], gold: dict[str, GoldTest],
+                mutants: dict[str, Mutant], timeout: float, workers: int, progress: Progress) -> dict[str, Any]:
+    """Replay a sample of the schemata verdicts as plain rebuilds with the mutant on disk."""
+    rng = random.Random(0)
+    kills = [(i, m) for i in instances for m in gold[i.id].kills]
+    survivors = [(i, m) for i in instances for m in gold[i.id].pool
+                 if m not in gold[i.id].kills and m not in gold[i.id].excluded_mutants
+                 and m not in gold[i.id].infrastructure_kills]
+    sample = rng.sample(kills, min(len(kills), FRESH_SAMPLE // 2))
+    sample += rng.sample(survivors, min(len(survivors), FRESH_SAMPLE - len(sample)))
+    progress.stage(f"fresh-process check ({len(sample)} pairs, a plain rebuild each)", len(sample))
+
+    def replay(pair: tuple[Instance, str]) -> tuple[str, str, str]:
+        inst, mutant_id = pair
+        req = inst.requirement
+        fresh = framework.fresh_run(work, [], req.feature_file, req.run_lines, mutants[mutant_id],
+                                    _row_timeout(gold[inst.id], timeout), "")
+        expected = "killed" if mutant_id in gold[inst.id].kills else "survived"
+        progress.advance()
+        return inst.id, mutant_id, f"{expected}/{fresh.verdict}"
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        outcomes = list(pool.map(replay, sample))
+    disagreements = [f"{i} {m}: schemata/fresh = {v}" for i, m, v in outcomes if v.split("/")[0] != v.split("/")[1]]
+    return {"sampled": len(outcomes), "kills_sampled": sum(1 for *_, v in outcomes if v.startswith("killed")),
+            "agree": len(outcomes) - len(disagreements), "disagreements": disagreements,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+__all__ = ["FRESH_SAMPLE", "TestProgram", "fresh_check", "run_mutation_stage", "schemata_tree"]

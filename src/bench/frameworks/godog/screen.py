@@ -1,0 +1,119 @@
+"""The static screen of submitted Go test code: what a step definition has no use for, and what
+it would need to reach the selected mutant or the judge's machinery.
+
+The screen is the second line, not the first. By construction (``judge``) the variant a run
+executes is a number read from fd 3 into an unexported variable before any test code runs, the
+run sees no ``.go`` file and no ``/proc``, and the binary has no symbol table: a test can only
+tell a mutant from the original by behaviour. The screen refuses the routes around Go's memory
+safety and package boundaries that would make that false — and never an ordinary test idiom
+(``reflect.DeepEqual``, ``os.ReadFile`` of a fixture, ``runtime.GOOS``): no oracle of our
+corpora is flagged (the calibrations check it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import tree_sitter
+
+from bench.frameworks.godog.syntax import go_parser
+
+# import path -> why a test has no business importing it
+FORBIDDEN_IMPORTS = {
+    "unsafe": "reads or writes memory around Go's type system",
+    "C": "links C code (cgo)",
+    "syscall": "makes system calls directly (file descriptors, memory)",
+    "golang.org/x/sys/unix": "makes system calls directly (file descriptors, memory)",
+    "os/exec": "starts processes",
+    "plugin": "loads code at run time",
+    "runtime/debug": "reads runtime internals",
+    "runtime/pprof": "reads runtime internals",
+    "runtime/trace": "reads runtime internals",
+    "debug/elf": "reads an executable's symbols",
+    "debug/gosym": "reads an executable's symbols",
+    "debug/dwarf": "reads an executable's symbols",
+    "debug/buildinfo": "reads an executable's build information",
+}
+FORBIDDEN_PREFIXES = ("golang.org/x/sys/", "github.com/cucumber/godog/internal")
+# package selector -> names a step has no use for
+FORBIDDEN_SELECTORS = {
+    "runtime": {"Callers", "Caller", "CallersFrames", "FuncForPC", "Stack", "SetFinalizer", "Breakpoint",
+                "Goexit", "LockOSThread"},
+    "os": {"NewFile", "Getpid", "Getppid", "Executable", "StartProcess", "FindProcess"},
+    "reflect": {"NewAt"},
+}
+DIRECTIVES = {"//go:linkname": "links to another package's unexported symbol (go:linkname)",
+              "//go:embed": "embeds files into the binary at compile time (go:embed)",
+              "//go:cgo_": "passes directives to cgo",
+              "//go:uintptrescapes": "uses a compiler directive for unsafe pointers"}
+STRING_MARKERS = {"/proc/": "names the process file system", "/proc\"": "names the process file system",
+                  "/dev/fd": "names the process's file descriptors", "/dev/mem": "names memory devices"}
+
+
+def screen(files: dict[str, str], schema_import: str = "internal/req2testschema") -> list[str]:
+    """Findings (``path:line: why (what)``); empty when nothing was found."""
+    findings: list[str] = []
+    parser = go_parser()
+    for path, text in sorted(files.items()):
+        if not path.endswith(".go"):
+            continue
+        data = text.encode("utf-8")
+        root = parser.parse(data).root_node
+        findings += list(_findings(path, root, schema_import))
+    return findings
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+
+
+def _string_value(node: tree_sitter.Node) -> str:
+    raw = _text(node)
+    return raw[1:-1] if len(raw) >= 2 else raw
+
+
+def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator[str]:
+    aliases: dict[str, str] = {}  # local package name -> import path
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        line = node.start_point[0] + 1
+        kind = node.type
+        if kind == "import_spec":
+            target = node.child_by_field_name("path")
+            name = node.child_by_field_name("name")
+            imported = _string_value(target) if target is not None else ""
+            local = _text(name) if name is not None else imported.rsplit("/", 1)[-1]
+            aliases[local] = imported
+            why = FORBIDDEN_IMPORTS.get(imported)
+            if why is None and imported.startswith(FORBIDDEN_PREFIXES):
+                why = "makes system calls or reaches godog's internals"
+            if why is None and schema_import.strip("/") in imported:
+                why = "imports the mutant switch"
+            if why is not None:
+                yield f"{path}:{line}: {why} (import {imported!r})"
+        elif kind == "comment":
+            comment = _text(node)
+            for directive, why in DIRECTIVES.items():
+                if comment.startswith(directive):
+                    yield f"{path}:{line}: {why}"
+        elif kind == "selector_expression":
+            operand = node.child_by_field_name("operand")
+            field = node.child_by_field_name("field")
+            if operand is not None and field is not None and operand.type == "identifier":
+                package = aliases.get(_text(operand), _text(operand))
+                names = FORBIDDEN_SELECTORS.get(package, set())
+                if _text(field) in names:
+                    yield f"{path}:{line}: reaches into the process or the runtime ({_text(operand)}.{_text(field)})"
+        elif kind in ("interpreted_string_literal", "raw_string_literal") and (
+                node.parent is None or node.parent.type != "import_spec"):
+            value = _string_value(node)
+            for marker, why in STRING_MARKERS.items():
+                if marker in value + '"':
+                    yield f"{path}:{line}: {why} ({value[:60]!r})"
+            if value.endswith(".go") or ".go/" in value or value.endswith(".go\n"):
+                yield f"{path}:{line}: names Go source as data ({value[:60]!r})"
+        stack.extend(reversed(node.children))
+
+
+__all__ = ["screen"]
