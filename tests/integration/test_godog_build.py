@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
+from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.dataset import load_dataset
 from bench.frameworks.registry import get_framework
 from bench.judging import UnsupportedByFramework
@@ -118,8 +118,6 @@ def test_the_framework_outside_the_build(built: Path) -> None:
     assert "return cart.Add(item, n)" in files["then-stripped"]["bdd/steps_test.go"]
     with pytest.raises(UnsupportedByFramework):
         godog.calibration_files(snapshot, [record], suite=True)
-    with pytest.raises(UnsupportedByFramework, match="--no-mutants"):
-        godog.judge(None)  # type: ignore[arg-type]
     # the reference run: a plain binary of a copy, the scenario in a process of its own
     assert godog.fresh_run(snapshot, [], FEATURE, [7], None, 60.0, "").verdict == "survived"
     count = next(m for m in godog.language.generate_mutants(snapshot, ["shop"])
@@ -127,22 +125,50 @@ def test_the_framework_outside_the_build(built: Path) -> None:
     assert godog.fresh_run(snapshot, [], FEATURE, [7], count, 60.0, "").verdict == "killed"
 
 
-def test_mutants_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_build_with_mutants_calibrates_exactly(tmp_path: Path) -> None:
+    """Mutants compiled once as schemata, kills per instance, the fresh-process check, then the
+    calibration through the real command: oracle pass + KillComplete with API calls and coverage
+    exact, the empty test passing with no kill, then-stripped in between."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
     project = tmp_path / "godogshop"
     shutil.copytree(PROJECT, project)
-    with pytest.raises(BuildError, match="mutants are not implemented yet"):
-        build_dataset(str(project), tmp_path / "ds", BuildOptions(mutants=True, workers=1))
+    out = tmp_path / "ds"
+    build_dataset(str(project), out, BuildOptions(mutants=True, workers=2, runs=2, isolation="none"))
+    dataset = load_dataset(out)
+    mutation = dataset.card.mutation
+    assert mutation["mutants"] >= 20 and mutation["mutants_dropped_by_compiler"] >= 1  # string + is no number
+    check = mutation["fresh_check"]
+    assert check["sampled"] >= 30 and check["agree"] == check["sampled"], check
+    gold = dataset.load_gold()
+    assert all(record.kills for record in gold.values())
+    assert any(record.assertion_dependent for record in gold.values())
+    result = CliRunner().invoke(app, ["calibrate", str(out), "-o", str(tmp_path / "cal"), "-q"])
+    assert result.exit_code == 0, result.output
+    rows = {arm: [json.loads(line) for line in (tmp_path / "cal" / arm / "results.jsonl").read_text().splitlines()]
+            for arm in ("oracle", "empty", "then-stripped")}
+    assert all(r["outcome"] == "pass" and r["kill_complete"] and r["api_f1"] == 1.0 and r["coverage_jaccard"] == 1.0
+               for r in rows["oracle"]), rows["oracle"]
+    assert all(r["outcome"] == "pass" and r["mutant_recall"] == 0.0 for r in rows["empty"]), rows["empty"]
+    assert all(r["outcome"] == "pass" and not r["kill_complete"] for r in rows["then-stripped"])
+    assert any(r["mutant_recall"] > 0 for r in rows["then-stripped"])
 
 
-def test_evaluating_a_godog_dataset_is_refused_in_one_line(built: Path, tmp_path: Path) -> None:
-    """No judge yet: ``evaluate`` (and so ``calibrate``) says so in one line, never a traceback."""
+def test_a_prediction_that_does_not_compile_is_a_build_failure(built: Path, tmp_path: Path) -> None:
+    """Evaluation of a dataset built without mutants: the verdict is the clean run's; a compile
+    error is the prediction's build failure, named by the compiler's first message."""
     from typer.testing import CliRunner
 
     from harness.cli import app
 
     instance = load_dataset(built).instances[0].id
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text(json.dumps({"instance_id": instance, "files": {}}) + "\n")
+    broken = {"bdd/steps_test.go": "package bdd\n\nfunc InitializeScenario(s *godog.ScenarioContext) {}\n"}
+    predictions.write_text(json.dumps({"instance_id": instance, "files": broken}) + "\n")
     result = CliRunner().invoke(app, ["evaluate", str(built), "-p", str(predictions), "-o", str(tmp_path / "run"), "-q"])
-    assert result.exit_code == 2, result.output
-    assert "godog: evaluation is not implemented yet" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    [row] = [r for r in rows if r["instance_id"] == instance]
+    assert row["outcome"] == "build_failure" and "undefined: godog" in row["detail"], row

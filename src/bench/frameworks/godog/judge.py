@@ -91,8 +91,8 @@ def classify(runs: list[GodogRun], expected: int) -> tuple[Outcome, str]:
                 _last_lines(run.output)
         scenario = run.scenario
         if scenario is None:
-            return Outcome.execution_failure, f"{where}: godog ran {len(run.report.scenarios)} scenarios, " \
-                                              f"not the selected one"
+            ran = len(run.report.scenarios)
+            return Outcome.execution_failure, f"{where}: godog ran {ran} scenarios, not the selected one"
         for step in scenario.steps:
             if step.status in ("undefined", "pending", "ambiguous"):
                 return Outcome.binding_failure, f"{step.status} step: {step.text}"
@@ -151,6 +151,7 @@ class GodogJudge(Judge):
             if context.options.mutants else {}
         self.rng = random.Random(context.options.seed)
         self.side = TestSideGo(self.snapshot, self.package)
+        self.shipped = {rel: (self.snapshot / rel).read_text(encoding="utf-8") for rel in self.side.files}
         self.declarations = GoProductionDeclarations(self.snapshot, self.production)
         self._prepared = False
         self._lock = threading.Lock()
@@ -184,12 +185,14 @@ class GodogJudge(Judge):
         if not downloaded.ok:
             raise RuntimeError(f"godog: go mod download failed: {_last_lines(downloaded.output)}")
         mutants = sorted(self.mutants.values(), key=lambda m: (m.file, m.line, m.col, m.id))
-        try:
-            built = compile_schemata(self.base, mutants, self.snapshot, go=self.toolchain.go, env=self.toolchain.env(),
-                                     order_seed=self.rng.randrange(1 << 30))
-        except SchemataError as exc:
-            raise RuntimeError(f"godog: the dataset's mutants do not compile as schemata: {exc}") from exc
-        self.numbers = built.numbers
+        self.numbers: dict[str, int] = {}
+        if mutants:  # (a dataset built without mutants, or evaluated with --no-mutants: plain production)
+            try:
+                built = compile_schemata(self.base, mutants, self.snapshot, go=self.toolchain.go,
+                                         env=self.toolchain.env(), order_seed=self.rng.randrange(1 << 30))
+            except SchemataError as exc:
+                raise RuntimeError(f"godog: the dataset's mutants do not compile as schemata: {exc}") from exc
+            self.numbers = built.numbers
         self.missing = sorted(set(self.mutants) - set(self.numbers))  # a compiler that changed since the build
         used = set(self.numbers.values())
         top = max(used, default=0)
@@ -236,7 +239,7 @@ class GodogJudge(Judge):
     # ------------------------------------------------------------------ verdict
     def judge(self, inst: Instance, prediction: Prediction, gold: GoldTest) -> Judgement:
         self.prepare()
-        findings = screen(prediction.files, SCHEMA_DIR)
+        findings = screen(prediction.files, SCHEMA_DIR, self.shipped)
         if findings:
             return Judgement(Outcome.tampering, findings[0], evidence=findings)
         with self._lock:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import secrets
 import shutil
 import threading
 import time
@@ -34,7 +35,6 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,6 @@ class TestProgram:
     package: str
     tags: list[str]
     scratch: Path
-    _numbers: Any = field(default_factory=count)
 
     def run(self, inst: Instance, number: int, timeout: float,
             wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
@@ -72,7 +71,8 @@ class TestProgram:
         req = inst.requirement
         runs: list[GodogRun] = []
         for line in req.run_lines:
-            out = self.scratch / f"run-{next(self._numbers)}"
+            # a name of its own (the run's HOME and report path): nothing in it counts the runs
+            out = self.scratch / f"run-{secrets.token_hex(8)}"
             try:
                 run = run_scenario(self.binary, self.tree, self.package, req.feature_file, line, out,
                                    tags=self.tags, timeout=timeout, mutant=number, wrap=wrap)
@@ -161,8 +161,8 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
         return programs[name]
 
     ground_truth = program("ground-truth", {})
-    if isinstance(ground_truth, str):
-        raise RuntimeError(f"the suite does not compile over the mutant schemata: {ground_truth}")
+    if isinstance(ground_truth, str):  # the compiler's message
+        raise RuntimeError(f"the suite does not compile over the mutant schemata: {ground_truth}")  # noqa: TRY004
     timed("ground_truth_compile")
     sites_of = {s.key: s for s in side.sites()}
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}

@@ -120,7 +120,7 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
     extra: dict[str, object] = {}
     chosen = None
     if mutant is not None:
-        chosen = tempfile.TemporaryFile()  # unlinked at once: the content reaches the child as fd 3 only
+        chosen = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, once the child has it) unlinked at once: the content reaches the child as fd 3 only
         chosen.write(selection(mutant))
         chosen.flush()
         extra = selection_popen_kwargs(chosen.fileno())

@@ -33,14 +33,19 @@ FORBIDDEN_IMPORTS = {
     "debug/gosym": "reads an executable's symbols",
     "debug/dwarf": "reads an executable's symbols",
     "debug/buildinfo": "reads an executable's build information",
+    "runtime/coverage": "reads the coverage instrumentation (tells the traced run from a verdict run)",
 }
 FORBIDDEN_PREFIXES = ("golang.org/x/sys/", "github.com/cucumber/godog/internal")
 # package selector -> names a step has no use for
 FORBIDDEN_SELECTORS = {
     "runtime": {"Callers", "Caller", "CallersFrames", "FuncForPC", "Stack", "SetFinalizer", "Breakpoint",
                 "Goexit", "LockOSThread"},
-    "os": {"NewFile", "Getpid", "Getppid", "Executable", "StartProcess", "FindProcess"},
     "reflect": {"NewAt"},
+    # the command line and the build mode are the only things that tell the traced run (a
+    # coverage build given -test.coverprofile) from a verdict run; a step has no use for them
+    "os": {"NewFile", "Getpid", "Getppid", "Executable", "StartProcess", "FindProcess", "Args"},
+    "flag": {"Lookup", "CommandLine", "Args", "Arg", "NArg", "Visit", "VisitAll"},
+    "testing": {"CoverMode", "Coverage"},
 }
 DIRECTIVES = {"//go:linkname": "links to another package's unexported symbol (go:linkname)",
               "//go:embed": "embeds files into the binary at compile time (go:embed)",
@@ -50,17 +55,39 @@ STRING_MARKERS = {"/proc/": "names the process file system", "/proc\"": "names t
                   "/dev/fd": "names the process's file descriptors", "/dev/mem": "names memory devices"}
 
 
-def screen(files: dict[str, str], schema_import: str = "internal/req2testschema") -> list[str]:
-    """Findings (``path:line: why (what)``); empty when nothing was found."""
-    findings: list[str] = []
+def screen(files: dict[str, str], schema_import: str = "internal/req2testschema",
+           shipped: dict[str, str] | None = None) -> list[str]:
+    """Findings (``path:line: why (what)``); empty when nothing was found.
+
+    ``shipped``: the test package's files as the project ships them. A finding inside a
+    top-level declaration that is, token for token, one the project shipped is the project's
+    own infrastructure (go-algorand-sdk's ``TestMain`` binds godog's flags with
+    ``flag.CommandLine`` in the same file as its steps) and is not the submission's doing."""
     parser = go_parser()
+    trusted = {_normal(decl) for text in (shipped or {}).values()
+               for decl in parser.parse(text.encode("utf-8")).root_node.named_children
+               if decl.type in ("function_declaration", "method_declaration", "var_declaration")}
+    findings: list[str] = []
     for path, text in sorted(files.items()):
         if not path.endswith(".go"):
             continue
-        data = text.encode("utf-8")
-        root = parser.parse(data).root_node
-        findings += list(_findings(path, root, schema_import))
+        root = parser.parse(text.encode("utf-8")).root_node
+        for node, finding in _findings(path, root, schema_import):
+            top = _top_level(node)
+            if top is not None and _normal(top) in trusted:
+                continue
+            findings.append(finding)
     return findings
+
+
+def _top_level(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    while node.parent is not None and node.parent.type != "source_file":
+        node = node.parent
+    return node if node.parent is not None and node.type != "import_declaration" else None
+
+
+def _normal(node: tree_sitter.Node) -> str:
+    return " ".join(_text(node).split())
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -72,7 +99,7 @@ def _string_value(node: tree_sitter.Node) -> str:
     return raw[1:-1] if len(raw) >= 2 else raw
 
 
-def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator[str]:
+def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator[tuple[tree_sitter.Node, str]]:
     aliases: dict[str, str] = {}  # local package name -> import path
     stack = [root]
     while stack:
@@ -91,12 +118,12 @@ def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator
             if why is None and schema_import.strip("/") in imported:
                 why = "imports the mutant switch"
             if why is not None:
-                yield f"{path}:{line}: {why} (import {imported!r})"
+                yield node, f"{path}:{line}: {why} (import {imported!r})"
         elif kind == "comment":
             comment = _text(node)
             for directive, why in DIRECTIVES.items():
                 if comment.startswith(directive):
-                    yield f"{path}:{line}: {why}"
+                    yield node, f"{path}:{line}: {why}"
         elif kind == "selector_expression":
             operand = node.child_by_field_name("operand")
             field = node.child_by_field_name("field")
@@ -104,15 +131,15 @@ def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator
                 package = aliases.get(_text(operand), _text(operand))
                 names = FORBIDDEN_SELECTORS.get(package, set())
                 if _text(field) in names:
-                    yield f"{path}:{line}: reaches into the process or the runtime ({_text(operand)}.{_text(field)})"
+                    yield node, f"{path}:{line}: reaches into the process or the runtime ({_text(operand)}.{_text(field)})"
         elif kind in ("interpreted_string_literal", "raw_string_literal") and (
                 node.parent is None or node.parent.type != "import_spec"):
             value = _string_value(node)
             for marker, why in STRING_MARKERS.items():
                 if marker in value + '"':
-                    yield f"{path}:{line}: {why} ({value[:60]!r})"
-            if value.endswith(".go") or ".go/" in value or value.endswith(".go\n"):
-                yield f"{path}:{line}: names Go source as data ({value[:60]!r})"
+                    yield node, f"{path}:{line}: {why} ({value[:60]!r})"
+            if value.endswith((".go", ".go\n")) or ".go/" in value:
+                yield node, f"{path}:{line}: names Go source as data ({value[:60]!r})"
         stack.extend(reversed(node.children))
 
 
