@@ -30,8 +30,11 @@ from bench.frameworks.godog.coverprofile import CoverProfile, parse_profile
 from bench.frameworks.godog.cucumber_json import GodogReport, ScenarioResult, read_report
 from bench.frameworks.godog.definitions import StepDefinition, parse_definitions
 from bench.frameworks.godog.outline import ScenarioLocation, locate, one_row_feature
+from bench.frameworks.godog.pretty import ExpectedStep, parse_subtest
 from bench.frameworks.godog.schemata import selection, selection_popen_kwargs
+from bench.frameworks.godog.suites import SuitePlan, subtest_pattern
 
+MEMORY_LIMIT = 4 << 30  # bytes of address space a run may use (RLIMIT_AS): a runaway mutant stops there
 REPORT_NAME = "cucumber.json"
 PROFILE_NAME = "cover.out"
 
@@ -87,9 +90,14 @@ def selection_argument(root: Path, package_dir: Path, feature: str, line: int,
 def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int, out_dir: Path, *,
                  tags: list[str] | None = None, strict: bool = True, coverage: bool = False,
                  timeout: float = 120.0, env: dict[str, str] | None = None, mutant: int | None = None,
-                 wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> GodogRun:
+                 wrap: Callable[[list[str], Path, Path], list[str]] | None = None,
+                 memory_limit: int | None = MEMORY_LIMIT, plan: SuitePlan | None = None) -> GodogRun:
     """One process of ``binary`` running the scenario (or outline row) at ``feature:line``
     (``feature`` relative to ``root``; the binary's package is ``root/package``).
+
+    ``plan``: the scenario's testing.T suite (``suites``): the process runs the suite's Test
+    function with ``-test.run`` choosing the pickle's subtest, and the steps are read from its
+    ``-test.v`` output (``pretty``); ``tags`` and ``strict`` are the suite's own then.
 
     ``tags``: godog's ``--godog.tags`` as the suite's configuration has them (joined with
     commas, godog's "or"; a scenario outside them runs nothing). ``coverage``: the binary was
@@ -97,7 +105,8 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
 
     ``mutant``: the number of the mutant a schemata binary runs (``schemata.selection``; 0 runs
     the original), given as fd 3 from an unlinked file: no path, argument or variable names it.
-    ``wrap(argv, cwd, out_dir)``: the command as a sandbox runs it (``sandbox.sandboxed``)."""
+    ``wrap(argv, cwd, out_dir)``: the command as a sandbox runs it (``sandbox.sandboxed``).
+    ``memory_limit``: the process's address space (None: unlimited)."""
     package_dir = root / package
     out_dir.mkdir(parents=True, exist_ok=True)
     if "," in str(out_dir.resolve()):  # godog splits --godog.format at commas
@@ -106,24 +115,34 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
     profile_path = out_dir / PROFILE_NAME
     for stale in (report_path, profile_path):
         stale.unlink(missing_ok=True)
-    path_arg, _ = selection_argument(root, package_dir, feature, line, out_dir / "feature")
-    argv = [str(binary.resolve()), "-test.run=^$", f"--godog.format=cucumber:{report_path.resolve()}",
-            f"--godog.strict={'true' if strict else 'false'}"]
-    if tags:
-        argv.append("--godog.tags=" + ",".join(t if t.startswith("@") else f"@{t}" for t in tags))
+    testing_t = plan is not None and not plan.suite.flag_driven
+    if testing_t:
+        assert plan is not None and plan.suite.test is not None
+        subtest = plan.subtests.get((feature, line))
+        if subtest is None:
+            raise ValueError(f"{plan.suite.key} runs no pickle at {feature}:{line}")
+        path_arg = feature
+        argv = [str(binary.resolve()), f"-test.run={subtest_pattern(plan.suite.test, subtest)}", "-test.v"]
+    else:
+        path_arg, _ = selection_argument(root, package_dir, feature, line, out_dir / "feature")
+        argv = [str(binary.resolve()), "-test.run=^$", f"--godog.format=cucumber:{report_path.resolve()}",
+                f"--godog.strict={'true' if strict else 'false'}"]
+        if tags:
+            argv.append("--godog.tags=" + ",".join(t if t.startswith("@") else f"@{t}" for t in tags))
     if coverage:
         argv.append(f"-test.coverprofile={profile_path.resolve()}")
-    argv.append(path_arg)
+    if not testing_t:
+        argv.append(path_arg)
     run_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
                "LANG": "C.UTF-8", **(env or {})}
     command = wrap(argv, package_dir, out_dir) if wrap is not None else argv
-    extra: dict[str, object] = {}
     chosen = None
     if mutant is not None:
-        chosen = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, once the child has it) unlinked at once: the content reaches the child as fd 3 only
+        # unlinked at once: the content reaches the child as fd 3 only (closed below, once it has it)
+        chosen = tempfile.TemporaryFile()  # noqa: SIM115
         chosen.write(selection(mutant))
         chosen.flush()
-        extra = selection_popen_kwargs(chosen.fileno())
+    extra = selection_popen_kwargs(chosen.fileno() if chosen is not None else None, memory_limit)
     start = time.perf_counter()
     # a session of its own, so a timeout ends the binary and anything it started, by group id
     try:
@@ -152,13 +171,20 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
             problem = "no coverage profile written (the process ended before m.Run() returned)"
         except ValueError as exc:
             problem = str(exc)
-    report = read_report(report_path)
-    # the report names the path as given (a one-row copy's is in scratch): name the selected feature
-    given = path_arg.rsplit(":", 1)[0]
-    report = replace(report, scenarios=tuple(replace(s, uri=feature) if s.uri == given else s
-                                             for s in report.scenarios))
+    text = out.decode(errors="replace")
+    if testing_t:
+        assert plan is not None and plan.suite.test is not None
+        pickle = plan.pickle(feature, line)
+        report = parse_subtest(text, plan.suite.test, plan.subtests[(feature, line)], feature, line, pickle.name,
+                               [ExpectedStep(text, number) for text, number in pickle.steps])
+    else:
+        report = read_report(report_path)
+        # the report names the path as given (a one-row copy's is in scratch): name the selected feature
+        given = path_arg.rsplit(":", 1)[0]
+        report = replace(report, scenarios=tuple(replace(s, uri=feature) if s.uri == given else s
+                                                 for s in report.scenarios))
     return GodogRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed,
-                    timed_out=timed_out, output=out.decode(errors="replace")[-4000:], argv=tuple(argv),
+                    timed_out=timed_out, output=text[-4000:], argv=tuple(argv),
                     coverage=profile, coverage_problem=problem)
 
 

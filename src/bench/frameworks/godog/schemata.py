@@ -70,6 +70,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import resource
 import subprocess
 import time
 from collections.abc import Iterable
@@ -590,17 +591,25 @@ def _blame(stderr: str, rendered: dict[str, tuple[list[list[str]], _Rendered]], 
 
 
 
-def selection_popen_kwargs(fd: int) -> dict[str, object]:
+def selection_popen_kwargs(fd: int | None, memory_limit: int | None = None) -> dict[str, object]:
     """``subprocess`` keyword arguments that give the child ``fd`` (an open selection file, see
     ``selection``) as its fd 3 and nothing else of ours. The child ``dup2``s the file to 3 (an
     inheritable copy); ``close_fds`` is off because ``pass_fds=(3,)`` would fail where the
     parent has no fd 3 open, and Python opens every descriptor non-inheritable: the only ones
-    that cross ``exec`` are 0-2 and this copy."""
+    that cross ``exec`` are 0-2 and this copy. ``memory_limit``: the child's address space in
+    bytes (``RLIMIT_AS``): a mutant that allocates without end fails at it instead of taking
+    the machine's memory before its timeout (Go reserves no large address range up front)."""
 
     def child() -> None:
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+        if fd is None:
+            return
         if fd == FD:  # dup2 onto itself would keep close-on-exec
             os.set_inheritable(FD, True)
         else:
             os.dup2(fd, FD, inheritable=True)
 
-    return {"preexec_fn": child, "close_fds": False}
+    if fd is None and memory_limit is None:
+        return {}
+    return {"preexec_fn": child, "close_fds": fd is None}
