@@ -51,10 +51,12 @@ from bench.builder.pipeline import (
 from bench.builder.relations import RelationInput, compute_relations
 from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
 from bench.frameworks.godog.definitions import StepDefinition, bind
-from bench.frameworks.godog.framework import NO_SCENARIO_TAG, GodogFramework
+from bench.frameworks.godog.framework import GodogFramework
 from bench.frameworks.godog.interfaces import ScenarioCalls, hidden_declarations, interface_groups, scenario_calls
-from bench.frameworks.godog.runner import GodogRun, list_definitions, run_scenario
-from bench.frameworks.godog.settings import GODOG_MODULE, GodogSettingsError, read_settings, required_godog
+from bench.frameworks.godog.layout import GodogLayout, pattern_matches, suite_sites
+from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loading, run_scenario
+from bench.frameworks.godog.settings import GODOG_MODULE, GodogSettingsError, required_godog
+from bench.frameworks.godog.suites import GoSuite
 from bench.frameworks.godog.testside import RegistrationSite, TestSideGo
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
 from bench.frameworks.godog.tree import copy_tree, link_tree
@@ -62,6 +64,7 @@ from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
     ClosureFile,
     DatasetCard,
+    Exclusion,
     GoldTest,
     Instance,
     Mutant,
@@ -105,69 +108,111 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                   progress: Progress, timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
     if options.isolation == "bwrap":
-        raise BuildError("godog: runs under bubblewrap are not implemented yet (issue 28); "
-                         "build with --isolation none (or auto)")
+        raise BuildError("godog: the builder's runs are plain processes (the ground truth is the project's own "
+                         "code); build with --isolation none (or auto): evaluation runs in bubblewrap")
     try:
         resolve_mode(options.isolation)  # type: ignore[arg-type]
     except IsolationError as exc:
         raise BuildError(str(exc)) from exc
-    isolation = "none"  # godog's runs are plain processes for now (recorded as such in the card)
+    isolation = "none"  # godog's build runs are plain processes (recorded as such in the card)
     workers = max(1, options.workers)
 
     with timer("prepare"):
         try:
             toolchain = GoToolchain.find()
-            settings = read_settings(source.root, source.features_dir)
+            GodogLayout.of(source.root, source.features_dir)  # a project without a suite fails before the copy
         except (RuntimeError, GodogSettingsError) as exc:
             raise BuildError(str(exc)) from exc
         if required_godog(source.root) is None:
             raise BuildError(f"{source.root / 'go.mod'} does not require {GODOG_MODULE}")
         framework.note_project(source.root)
-        package = settings.package
         work = copy_tree(source.root, tmp / "work")
+        layout = GodogLayout.of(work, source.features_dir)
+        settings = layout.settings
         progress.log("go mod download")
         downloaded = download_modules(work, toolchain)
         if not downloaded.ok:
             raise BuildError(f"go mod download failed: {_first_line(downloaded.output)}")
-        progress.log(f"compiling ./{package}'s test binary with coverage of {', '.join(source.production)}")
-        binary = tmp / "bin" / "cover.test"
-        built = build_test_binary(work, package, binary, toolchain, cover=list(source.production))
-        if not built.ok:
-            raise BuildError(f"the godog suite in ./{package} does not compile: {_compile_error(built.output)}")
-        try:
-            definitions = list_definitions(binary, work, package)
-        except (RuntimeError, OSError) as exc:
-            raise BuildError(f"the godog suite fails to initialize: {exc}") from exc
-        side = TestSideGo(work, package)
-        if not side.sites():
-            raise BuildError(f"./{package} registers no step with a literal pattern (X.Step(`...`, handler))")
         declarations = GoProductionDeclarations(work, list(source.production))
         module = module_path(work)
     with timer("parse"):
         candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
             work, source, project, framework, options)
+        suite_of: dict[str, GoSuite] = {}
+        kept: list[Candidate] = []
+        for cand in candidates:
+            req = cand.requirement
+            suite = layout.suite_of(req.feature_file, req.run_lines)
+            if suite is None:
+                exclusions.append(_no_suite(layout, cand))
+                continue
+            suite_of[cand.instance_id] = suite
+            kept.append(cand)
+            others = layout.also_run_by(req.feature_file, req.run_lines[0])
+            if others:
+                warnings.append(f"{req.feature_file}:{req.scenario_line} is also run by {', '.join(others)}: "
+                                f"its instance is {suite.key}'s")
+        candidates = kept
+        for suite, why in layout.skipped:
+            warnings.append(f"godog suite {suite.key} not built: {why}")
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
+    binaries: dict[tuple[str, tuple[str, ...]], Path] = {}
+    definitions: dict[str, list[StepDefinition]] = {}
+    load_lines: dict[str, dict[str, set[int]]] = {}  # suite key -> what loading it covers
+    load_time: set[str] = set()
     with timer("prepare"):
-        # what loading the suite runs (package initialisation, TestMain, the suite initializer):
-        # a process given a scenario and a tag it does not have; a view that hid it would break loading
-        first = candidates[0].requirement
-        loading = run_scenario(binary, work, package, first.feature_file, first.scenario_line, tmp / "out" / "load",
-                               tags=[NO_SCENARIO_TAG], coverage=True, timeout=options.timeout)
-        if loading.coverage is None or loading.report.scenarios:
-            raise BuildError(f"the godog suite fails to load ({loading.coverage_problem or 'a scenario ran'}): "
-                             f"{_first_line(loading.output[-600:])}")
-        load_lines, _ = loading.coverage.lines(module, source.production)
-        load_time = {d.key for d in declarations.ran(load_lines)}
+        for key in sorted({s.binary_key for s in suite_of.values()}):
+            package, tags = key
+            binary = tmp / "bin" / f"cover-{len(binaries)}.test"
+            tag_note = f" (-tags {','.join(tags)})" if tags else ""
+            progress.log(f"compiling ./{package}'s test binary{tag_note} with coverage of "
+                         f"{', '.join(source.production)}")
+            built = build_test_binary(work, package, binary, toolchain, cover=list(source.production), tags=tags)
+            if not built.ok:
+                if layout.flag_driven:
+                    raise BuildError(f"the godog suite in ./{package} does not compile: {_compile_error(built.output)}")
+                for cand in [c for c in candidates if suite_of[c.instance_id].binary_key == key]:
+                    exclusions.append(Exclusion(id=cand.instance_id, reason="build_failed",
+                                                detail=f"./{package}{tag_note} does not compile: "
+                                                       f"{_compile_error(built.output)}"))
+                    candidates.remove(cand)
+                continue
+            binaries[key] = binary
+        for suite in sorted({s for s in suite_of.values() if s.binary_key in binaries}, key=lambda s: s.key):
+            binary = binaries[suite.binary_key]
+            if suite.flag_driven:
+                try:
+                    definitions[suite.key] = list_definitions(binary, work, suite.package)
+                except (RuntimeError, OSError) as exc:
+                    raise BuildError(f"the godog suite fails to initialize: {exc}") from exc
+                if not layout.side(suite.package).sites():
+                    raise BuildError(f"./{suite.package} registers no step with a literal pattern "
+                                     f"(X.Step(`...`, handler))")
+            # what loading the suite runs (package initialisation, TestMain, the suite
+            # initializer): a process that selects no scenario; a view that hid it would break loading
+            first = next(c for c in candidates if suite_of[c.instance_id] == suite).requirement
+            loading = run_loading(binary, work, suite, first.feature_file, first.scenario_line,
+                                  tmp / "out" / f"load-{len(load_lines)}", timeout=options.timeout)
+            if loading.coverage is None:
+                raise BuildError(f"the godog suite {suite.key} fails to load ({loading.coverage_problem}): "
+                                 f"{_first_line(loading.output[-600:])}")
+            lines_, _ = loading.coverage.lines(module, source.production)
+            load_lines[suite.key] = lines_
+            load_time |= {d.key for d in declarations.ran(lines_)}
+    if not candidates:
+        raise BuildError(f"no test package of {source.root} compiles (see the exclusions)")
 
     numbers = itertools.count()
 
     def run(test_binary: Path, cand: Candidate, line: int, coverage: bool = False) -> GodogRun:
         out = tmp / "out" / f"run-{next(numbers)}"
+        suite = suite_of[cand.instance_id]
         try:
-            return run_scenario(test_binary, work, package, cand.requirement.feature_file, line, out,
-                                tags=list(settings.tags), coverage=coverage, timeout=options.timeout)
+            return run_scenario(test_binary, work, suite.package, cand.requirement.feature_file, line, out,
+                                tags=list(settings.tags), coverage=coverage, timeout=options.timeout,
+                                plan=layout.plan(suite), memory_limit=None)
         finally:
             shutil.rmtree(out, ignore_errors=True)
             progress.advance()
@@ -178,7 +223,8 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 for line in cand.requirement.run_lines]
         progress.stage("scenarios in isolation (one process per scenario or Examples row)", len(jobs))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda job: run(binary, job[0], job[2], coverage=job[1] == 0), jobs))
+            results = list(pool.map(lambda job: run(binaries[suite_of[job[0].instance_id].binary_key], job[0],
+                                                    job[2], coverage=job[1] == 0), jobs))
         by_run: dict[tuple[str, int], list[GodogRun]] = {}
         for (cand, k, _line), result in zip(jobs, results):
             by_run.setdefault((cand.instance_id, k), []).append(result)
@@ -197,7 +243,12 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
 
     def bind_candidate(cand: Candidate) -> str:
         nonlocal shadowed
-        found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions, side)
+        suite = suite_of[cand.instance_id]
+        side = layout.side(suite.package)
+        if suite.flag_driven:
+            found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions[suite.key], side)
+        else:
+            found, problem, shadows = _static_bindings(cand, traced[cand.instance_id], suite, side)
         shadowed += shadows
         if not problem:
             bound[cand.instance_id] = found
@@ -206,7 +257,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
     passing = bound_after_isolation(candidates, exclusions, bind_candidate)
 
     with timer("validation_runs"):
-        _validation(passing, bound, side, work, package, toolchain, options, progress, workers, tmp, run)
+        _validation(passing, bound, layout, suite_of, work, toolchain, options, progress, workers, tmp, run)
     validated = validation_verdicts(passing, exclusions, "its step registrations alone", "its step registrations")
 
     with timer("analysis"):
@@ -214,6 +265,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
         covered: dict[str, dict[str, set[int]]] = {}
         calls: dict[str, ScenarioCalls[GoDeclaration]] = {}
         for cand in validated:
+            side = layout.side(suite_of[cand.instance_id].package)
             lines: dict[str, set[int]] = {}
             for result in traced[cand.instance_id]:
                 if result.coverage is not None:
@@ -225,8 +277,10 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 for decl in (*closure.functions, *closure.literals):
                     spans += [(HandlerSpan(decl.file, decl.line, decl.end_line), role) for role in sorted(roles)]
             calls[cand.instance_id] = scenario_calls(declarations.ran(lines), reader, spans)
-            covered[cand.instance_id] = {f: hit - set(load_lines.get(f, ())) for f, hit in lines.items()}
-        instances, gold = _analyse(project, source, validated, bound, side, work, options, calls, covered, load_time)
+            loaded = load_lines[suite_of[cand.instance_id].key]
+            covered[cand.instance_id] = {f: hit - set(loaded.get(f, ())) for f, hit in lines.items()}
+        instances, gold = _analyse(project, source, validated, bound, layout, suite_of, work, options, calls,
+                                   covered, load_time)
         if any(r.coverage is None for rows in traced.values() for r in rows if r.passed):
             warnings.append("godog: a traced run wrote no coverage profile; its instance's covered lines and "
                             "API calls are incomplete")
@@ -238,9 +292,13 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
 
         with timer("mutants"):
             try:
+                row_coverage = {i.id: {run.line: (run.coverage.lines(module, source.production)[0]
+                                                  if run.coverage is not None else None)
+                                       for run in traced[i.id]} for i in instances}
                 mutants, gold, mutation = run_mutation_stage(
-                    framework, work, list(source.production), package, list(settings.tags), side, instances, gold,
-                    toolchain, options.timeout, workers, progress, tmp)
+                    framework, work, list(source.production), layout, list(settings.tags),
+                    {i.id: suite_of[i.id] for i in instances}, instances, gold, row_coverage, toolchain,
+                    options.timeout, workers, progress, tmp)
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):
@@ -249,6 +307,21 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
     with timer("write"):
         return write_dataset(out_dir, project, source, instances, gold, exclusions, timer, options, features_total,
                              scenarios_total, shadowed, warnings, sorted(load_time), mutants, mutation, isolation)
+
+
+def _no_suite(layout: GodogLayout, cand: Candidate) -> Exclusion:
+    """Why no suite runs a scenario: a skipped suite's, or no suite's tags or paths."""
+    feature = cand.requirement.feature_file
+    skipped = layout.skipped_naming(feature)
+    if skipped:
+        suite, why = skipped[0]
+        return Exclusion(id=cand.instance_id, reason="suite_not_built", detail=f"{suite.key}: {why}")
+    naming = layout.suites_naming(feature)
+    if naming:
+        return Exclusion(id=cand.instance_id, reason="not_selected_by_tags",
+                         detail="; ".join(f"{s.key} runs {s.godog_tags or 'every scenario'}" for s in naming)
+                         + " of " + feature)
+    return Exclusion(id=cand.instance_id, reason="no_suite", detail=f"no godog suite's Options.Paths names {feature}")
 
 
 # --------------------------------------------------------------------------- runs
@@ -306,6 +379,36 @@ def _bindings(cand: Candidate, rows: list[GodogRun], definitions: list[StepDefin
     return found, "", shadows
 
 
+def _static_bindings(cand: Candidate, rows: list[GodogRun], suite: GoSuite,
+                     side: TestSideGo) -> tuple[list[Bound], str, int]:
+    """testing.T suites, where no definitions list can be asked for: each step bound as godog
+    binds it, to the first of the suite's registrations whose pattern matches, and checked
+    against the registration line the suite's own output shows for every step it printed."""
+    sites = suite_sites(suite, side)
+    effective = cand.requirement.effective_steps
+    by_line = {s.line: s for s in effective}
+    found: list[Bound] = []
+    shadows = 0
+    for run in rows:
+        scenario = run.scenario
+        if scenario is None:
+            return [], f"line {run.line}: no result to bind", shadows
+        for index, step in enumerate(scenario.steps):
+            matching = [s for s in sites if pattern_matches(s.pattern, step.text)]
+            if not matching:
+                return [], f"no registered pattern of {suite.key} matches: {step.text}", shadows
+            site = matching[0]
+            shadows += len(matching) > 1
+            if step.match is not None and (site.file.rsplit("/", 1)[-1], site.line) != (step.match.file,
+                                                                                        step.match.line):
+                return [], (f"godog ran the registration at {step.location} for {step.text!r}, not {site.key} "
+                            f"(the first pattern that matches)"), shadows
+            effective_step = by_line.get(step.line) or (effective[index] if index < len(effective) else None)
+            role = effective_step.type if effective_step is not None else (site.kind or "given")
+            found.append(Bound(run.line, effective_step, site, role))
+    return found, "", shadows
+
+
 def _matches(definition: StepDefinition, text: str) -> bool:
     try:
         return re.search(definition.pattern, text) is not None
@@ -320,17 +423,17 @@ def _site_roles(bound: list[Bound]) -> dict[RegistrationSite, set[str]]:
     return roles
 
 
-def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], side: TestSideGo, work: Path,
-                package: str, toolchain: GoToolchain, options: BuildOptions, progress: Progress, workers: int,
-                tmp: Path, run: Any) -> None:
+def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout: GodogLayout,
+                suite_of: dict[str, GoSuite], work: Path, toolchain: GoToolchain, options: BuildOptions,
+                progress: Progress, workers: int, tmp: Path, run: Any) -> None:
     """Positive and negative workspaces, one test binary per distinct (kind, registrations): the
     next binary compiles while the previous one's runs go on (one go build at a time), and a
     binary is deleted once its runs are read."""
-    groups: dict[tuple[str, frozenset[RegistrationSite]], list[Candidate]] = {}
+    groups: dict[tuple[str, tuple[str, tuple[str, ...]], frozenset[RegistrationSite]], list[Candidate]] = {}
     for cand in passing:
         sites = frozenset(b.site for b in bound[cand.instance_id])
         for kind in ("positive", "negative"):
-            groups.setdefault((kind, sites), []).append(cand)
+            groups.setdefault((kind, suite_of[cand.instance_id].binary_key, sites), []).append(cand)
     total = sum(len(c.requirement.run_lines) * options.runs for cands in groups.values() for c in cands)
     progress.stage(f"positive/negative validation ({len(groups)} test binaries)", total)
     started = time.perf_counter()
@@ -359,12 +462,13 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], side: T
             test_binary.unlink(missing_ok=True)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for n, ((kind, sites), cands) in enumerate(groups.items()):
+        for n, ((kind, (package, tags), sites), cands) in enumerate(groups.items()):
+            side = layout.side(package)
             files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
             tree = link_tree(work, tmp / "trees" / f"{kind}-{n}", files)
             test_binary = tmp / "bin" / f"{kind}-{n}.test"
             begun = time.perf_counter()
-            built = build_test_binary(tree, package, test_binary, toolchain)
+            built = build_test_binary(tree, package, test_binary, toolchain, tags=tags)
             build_seconds += time.perf_counter() - begun
             shutil.rmtree(tree, ignore_errors=True)
             if not built.ok:
@@ -394,7 +498,8 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], side: T
 
 # --------------------------------------------------------------------------- analysis
 def _analyse(project: str, source: ProjectSource, validated: list[Candidate], bound: dict[str, list[Bound]],
-             side: TestSideGo, work: Path, options: BuildOptions, calls: dict[str, ScenarioCalls[GoDeclaration]],
+             layout: GodogLayout, suite_of: dict[str, GoSuite], work: Path, options: BuildOptions,
+             calls: dict[str, ScenarioCalls[GoDeclaration]],
              covered: dict[str, dict[str, set[int]]],
              load_time: set[str]) -> tuple[list[Instance], dict[str, GoldTest]]:
     def keys(cand: Candidate, roles: set[str]) -> frozenset[str]:
@@ -420,6 +525,7 @@ def _analyse(project: str, source: ProjectSource, validated: list[Candidate], bo
     gold: dict[str, GoldTest] = {}
     for cand in validated:
         steps = bound[cand.instance_id]
+        side = layout.side(suite_of[cand.instance_id].package)
         sites = sorted({b.site for b in steps}, key=lambda s: (s.file, s.line))
         closure = side.closure(sites)
         spans: dict[str, int] = Counter()

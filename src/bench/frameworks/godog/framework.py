@@ -1,5 +1,5 @@
 """Godog (Go) behind the ``Framework`` protocol — issue 28: runs, the test side, views,
-calibration files and a builder of datasets *without* mutants; no judge yet.
+calibration files, a builder with mutant schemata, and a judge (``judge.py``).
 
 What differs from the other two, and why:
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from bench.frameworks.godog.language import GoLanguage
-from bench.frameworks.godog.settings import GodogSettingsError, package_of_feature, read_settings, required_godog
+from bench.frameworks.godog.settings import GodogSettingsError, package_of_feature, required_godog
 from bench.frameworks.protocol import Builder, Framework, FreshVerdict, PromptTerms, TestAreaSpec, TestSideView
 from bench.gherkin_reader import FeatureFile
 from bench.judging import Judge, JudgeContext, RunVerdict, UnsupportedByFramework
@@ -32,6 +32,7 @@ from bench.model import GoldTest, Mutant
 
 if TYPE_CHECKING:
     from bench.builder.pipeline import BuildOptions, StageTimer
+    from bench.frameworks.godog.layout import GodogLayout
     from bench.frameworks.godog.runner import GodogRun
     from bench.frameworks.godog.testside import TestSideGo
     from bench.model import DatasetCard
@@ -57,6 +58,20 @@ class GodogFramework(Framework):
 
     def __init__(self) -> None:
         self._godog_version: str | None = None  # what the last project's go.mod requires
+        # the layouts of the project trees seen (suites by feature: run_command has no tree)
+        self._layouts: dict[Path, GodogLayout] = {}
+
+    def layout(self, root: Path, features_dir: str | None = None) -> GodogLayout:
+        """The project's suites and test sides (``layout``), remembered per tree."""
+        from bench.frameworks.godog.layout import GodogLayout
+
+        key = root.resolve()
+        if key not in self._layouts:
+            try:
+                self._layouts[key] = GodogLayout.of(root, features_dir)
+            except GodogSettingsError as exc:
+                raise RuntimeError(str(exc)) from exc
+        return self._layouts[key]
 
     # ------------------------------------------------------------------ the runner
     def prompt_terms(self) -> PromptTerms:
@@ -100,6 +115,19 @@ class GodogFramework(Framework):
         directory (a suite's TestMain takes them as ``opt.Paths = flag.Args()``, as req2test's own
         runs give them). godog selects by a Scenario's line; an Examples row's line selects nothing
         (req2test's own runs select a row through a one-row copy of the feature, ``outline.py``)."""
+        for layout in reversed(list(self._layouts.values())):
+            if layout.flag_driven:
+                continue
+            suite = layout.suite_of(feature, lines)
+            suite_plan = layout.plan(suite) if suite is not None else None
+            if suite is None or suite_plan is None or suite.test is None:
+                continue
+            from bench.frameworks.godog.suites import subtest_pattern
+
+            names = [suite_plan.subtests[(feature, line)] for line in lines]
+            pattern = subtest_pattern(suite.test, names[0]) if len(names) == 1 else f"^{suite.test}$"
+            return ["test", "-count=1", "-v", *([f"-tags={','.join(suite.build_tags)}"] if suite.build_tags else []),
+                    f"-run={pattern}", "." if suite.package == "." else f"./{suite.package}"]
         package, path = package_of_feature(feature)
         return ["test", "-count=1", "-run=^$", "." if package == "." else f"./{package}", "-args",
                 "--godog.strict=true", *(["--godog.stop-on-failure"] if stop else []),
@@ -126,7 +154,10 @@ class GodogFramework(Framework):
         from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
         from bench.frameworks.godog.tree import link_tree
 
-        settings = read_settings(root)
+        layout = self.layout(root)
+        suite = layout.suite_of(feature, lines)
+        if suite is None:
+            return FreshVerdict(RunVerdict.infra_no_step, 0.0, f"no godog suite runs {feature}:{lines}")
         replaced = {}
         if mutant is not None:
             replaced[mutant.file] = self.language.apply_mutant((root / mutant.file).read_text(encoding="utf-8"),
@@ -135,53 +166,63 @@ class GodogFramework(Framework):
         with tempfile.TemporaryDirectory(prefix="req2test-godog-fresh-") as tmp:
             tree = link_tree(root, Path(tmp) / "root", replaced)
             binary = Path(tmp) / "bin" / "suite.test"
-            built = build_test_binary(tree, settings.package, binary, GoToolchain.find(), timeout=max(600.0, timeout))
+            built = build_test_binary(tree, suite.package, binary, GoToolchain.find(), timeout=max(600.0, timeout),
+                                      tags=suite.build_tags)
             if not built.ok:
                 return FreshVerdict(RunVerdict.infra_no_step, time.perf_counter() - start, built.output[-300:])
             for n, line in enumerate(lines):
-                run = run_scenario(binary, tree, settings.package, feature, line, Path(tmp) / "out" / str(n),
-                                   tags=list(settings.tags), timeout=timeout)
+                run = run_scenario(binary, tree, suite.package, feature, line, Path(tmp) / "out" / str(n),
+                                   tags=list(layout.settings.tags), timeout=timeout, plan=layout.plan(suite))
                 verdict = run_verdict(run)
                 if verdict is not RunVerdict.survived:
                     return FreshVerdict(verdict, time.perf_counter() - start, run.output[-300:])
         return FreshVerdict(RunVerdict.survived, time.perf_counter() - start)
 
     # ------------------------------------------------------------------ the test side
-    def _side(self, root: Path, features_dir: str) -> TestSideGo:
-        from bench.frameworks.godog.testside import TestSideGo
-
-        try:
-            settings = read_settings(root, features_dir)
-        except GodogSettingsError as exc:
-            raise RuntimeError(str(exc)) from exc
-        return TestSideGo(root, settings.package)
+    def _side(self, root: Path, features_dir: str, package: str | None = None) -> TestSideGo:
+        layout = self.layout(root, features_dir)
+        return layout.side(package if package is not None else layout.packages[0])
 
     def test_area(self, root: Path, features_dir: str) -> TestAreaSpec:
-        """The test package's directory, ``.go`` files. Fixed: its files that hold no
-        registration and only infrastructure (TestMain, ``init``, hooks-only initializers, what
-        only they reach) — or nothing but declarations. Protected: every other file under the
-        package (features, fixtures, resources)."""
-        side = self._side(root, features_dir)
-        package = side.package_dir if side.package_dir not in ("", ".") else ""
-        base = root / package if package else root
-        sites = side.sites()
-        implementation = {s.file for s in sites} | {d.file for d in side.closure(sites).functions}
-        fixed = {f for f in side.files if f not in implementation}
-        entries = [p for p in base.rglob("*")] if package else [p for p in base.glob("*")]
+        """The test packages' directories, Go test files (a testing.T suite's package is often
+        production too: only its ``*_test.go`` files are test code there). Fixed: the files
+        that hold no registration and only infrastructure (TestMain, ``init``, hooks-only
+        initializers, plain Go tests, what only they reach) — or nothing but declarations.
+        Protected: every other file under the packages (features, fixtures, resources)."""
+        layout = self.layout(root, features_dir)
+        dirs: list[str] = []
+        fixed: set[str] = set()
+        entries: list[Path] = []
+        for package in layout.packages:
+            side = layout.side(package)
+            sites = side.sites()
+            implementation = {s.file for s in sites} | {d.file for d in side.closure(sites).functions}
+            fixed |= {f for f in side.files if f not in implementation}
+            base = root / package if package not in ("", ".") else root
+            dirs.append(package if package not in ("", ".") else ".")
+            entries += [p for p in base.rglob("*")] if package not in ("", ".") else [p for p in base.glob("*")]
+        suffixes = SOURCE_SUFFIXES if layout.flag_driven else ("_test.go",)
         return TestAreaSpec(
-            dirs=(package,) if package else (".",), suffixes=SOURCE_SUFFIXES, fixed_paths=frozenset(fixed),
+            dirs=tuple(dirs), suffixes=suffixes, fixed_paths=frozenset(fixed),
             protected=frozenset(p.relative_to(root).as_posix() for p in entries
-                                if p.is_file() and p.suffix not in SOURCE_SUFFIXES),
+                                if p.is_file() and not p.name.endswith(suffixes)),
             directories=frozenset(p.relative_to(root).as_posix() for p in entries if p.is_dir()),
             runner_config_files=self.runner_config_files, language="Go")
 
     def view_test_side(self, snapshot: Path, features_dir: str, gold_test_files: set[str]) -> TestSideView:
         """Registration granularity: every ``Step`` registration and every function only
         registrations reach go (lines dropped, imports they alone used pruned); TestMain, the
-        initializers' hooks and what they reach stay."""
-        side = self._side(snapshot, features_dir)
-        files, removed, kept = side.view()
-        return TestSideView(removed_files=frozenset(), rewritten=files, removed=removed,
+        initializers' hooks and what they reach stay — in every test package."""
+        layout = self.layout(snapshot, features_dir)
+        rewritten: dict[str, bytes] = {}
+        removed: list[str] = []
+        kept: set[str] = set()
+        for package in layout.packages:
+            files, gone, infrastructure = layout.side(package).view()
+            rewritten.update(files)
+            removed += gone
+            kept |= set(infrastructure)
+        return TestSideView(removed_files=frozenset(), rewritten=rewritten, removed=sorted(removed),
                             infrastructure=frozenset(kept))
 
     def calibration_files(self, snapshot: Path, records: list[GoldTest], *,
@@ -194,7 +235,10 @@ class GodogFramework(Framework):
             raise UnsupportedByFramework("suite calibration is not implemented for godog projects")
         record = records[0]
         features_dir = _features_dir(snapshot)
-        side = self._side(snapshot, features_dir)
+        packages = {str(Path(d.file).parent.as_posix()) for d in record.step_definitions}
+        if len(packages) != 1:
+            raise UnsupportedByFramework(f"godog: the instance's registrations lie in {len(packages)} packages")
+        side = self._side(snapshot, features_dir, packages.pop())
         wanted = {(d.file, d.line) for d in record.step_definitions}
         sites = [s for s in side.sites() if (s.file, s.line) in wanted]
         if len(sites) != len(wanted):

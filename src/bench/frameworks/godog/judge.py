@@ -38,6 +38,7 @@ the builder measured the ground truth.
 from __future__ import annotations
 
 import random
+import secrets
 import shutil
 import tempfile
 import threading
@@ -45,15 +46,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations, HandlerSpan
-from bench.frameworks.godog.definitions import bind
-from bench.frameworks.godog.framework import NO_SCENARIO_TAG
+from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.interfaces import scenario_calls
-from bench.frameworks.godog.mutation import TestProgram
-from bench.frameworks.godog.runner import GodogRun, list_definitions, run_scenario
+from bench.frameworks.godog.layout import pattern_matches, suite_sites
+from bench.frameworks.godog.mutation import RowCoverage, TestProgram, rows_covering
+from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loading, run_scenario
 from bench.frameworks.godog.sandbox import sandboxed
 from bench.frameworks.godog.schemata import SCHEMA_DIR, SchemataError, compile_schemata
 from bench.frameworks.godog.screen import screen
-from bench.frameworks.godog.settings import read_settings
+from bench.frameworks.godog.suites import GoSuite
 from bench.frameworks.godog.testside import TestSideGo
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
 from bench.frameworks.godog.tree import link_tree
@@ -106,15 +107,6 @@ def classify(runs: list[GodogRun], expected: int) -> tuple[Outcome, str]:
     return Outcome.passed, ""
 
 
-def _first_scenario(root: Path, features_dir: str) -> tuple[str, int] | None:
-    """Some scenario's (feature, line): the loading run names one and selects none by its tag."""
-    for feature in sorted((root / features_dir).rglob("*.feature")):
-        for number, text in enumerate(feature.read_text(encoding="utf-8").splitlines(), 1):
-            if text.strip().startswith(("Scenario", "Example:")):
-                return feature.relative_to(root).as_posix(), number
-    return None
-
-
 def _last_lines(output: str) -> str:
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
     return " | ".join(lines[-3:])[:300]
@@ -144,14 +136,15 @@ class GodogJudge(Judge):
         self.tmp = context.tmp / "godog"
         area = framework.test_area(self.snapshot, context.project.features_dir)
         self.area = area
-        settings = read_settings(self.snapshot, context.project.features_dir)
-        self.package, self.tags = settings.package, list(settings.tags)
+        self.layout = framework.layout(self.snapshot, context.project.features_dir)
+        self.tags = list(self.layout.settings.tags)
         self.production = list(context.project.production)
         self.mutants: dict[str, Mutant] = load_manifest(context.dataset_root, context.project.name) \
             if context.options.mutants else {}
         self.rng = random.Random(context.options.seed)
-        self.side = TestSideGo(self.snapshot, self.package)
-        self.shipped = {rel: (self.snapshot / rel).read_text(encoding="utf-8") for rel in self.side.files}
+        self.shipped = {rel: (self.snapshot / rel).read_text(encoding="utf-8")
+                        for package in self.layout.packages for rel in self.layout.side(package).files}
+        self._load_lines: dict[str, dict[str, set[int]]] = {}  # suite key -> what loading it covers
         self.declarations = GoProductionDeclarations(self.snapshot, self.production)
         self._prepared = False
         self._lock = threading.Lock()
@@ -202,22 +195,31 @@ class GodogJudge(Judge):
         self.data = self.tmp / "data"
         link_tree(self.snapshot, self.data, None)
         for path in list(self.data.rglob("*")):
-            if path.is_file() and (path.suffix in (".go", ".s", ".c", ".h") or path.name in ("go.mod", "go.sum")):
+            rel = path.relative_to(self.data)
+            if path.is_file() and "testdata" not in rel.parts[:-1] and (
+                    path.suffix in (".go", ".s", ".c", ".h") or path.name in ("go.mod", "go.sum")):
                 path.unlink()
-        # what loading the suite covers, from the snapshot as built (a trusted run: no prediction code)
-        loader = self.tmp / "bin" / "load.test"
-        built_load = build_test_binary(self.snapshot_copy(), self.package, loader, self.toolchain,
-                                       cover=self.production)
-        self.load_lines: dict[str, set[int]] = {}
-        if built_load.ok:
-            first = _first_scenario(self.snapshot, self.project.features_dir)
-            if first is not None:
-                run = run_scenario(loader, self.data, self.package, first[0], first[1],
-                                   self.tmp / "load-out", tags=[NO_SCENARIO_TAG], coverage=True,
-                                   timeout=self.options.timeout, wrap=self._wrap(loader))
-                if run.coverage is not None:
-                    self.load_lines = run.coverage.lines(module_path(self.base), self.production)[0]
+
+    def load_lines(self, suite: GoSuite, feature: str, line: int) -> dict[str, set[int]]:
+        """What loading ``suite`` covers, from the snapshot as built (a trusted run: no
+        prediction code), once per suite."""
+        with self._lock:
+            if suite.key in self._load_lines:
+                return self._load_lines[suite.key]
+        loader = self.tmp / "bin" / f"load-{secrets.token_hex(4)}.test"
+        with self._builds:
+            built = build_test_binary(self.snapshot_copy(), suite.package, loader, self.toolchain,
+                                      cover=self.production, tags=suite.build_tags)
+        lines: dict[str, set[int]] = {}
+        if built.ok:
+            run = run_loading(loader, self.data, suite, feature, line, self.tmp / f"load-{secrets.token_hex(4)}",
+                              timeout=self.options.timeout, wrap=self._wrap(loader))
+            if run.coverage is not None:
+                lines = run.coverage.lines(module_path(self.base), self.production)[0]
         loader.unlink(missing_ok=True)
+        with self._lock:
+            self._load_lines[suite.key] = lines
+        return lines
 
     def snapshot_copy(self) -> Path:
         """A linked copy of the snapshot as shipped (go may write go.sum; the snapshot stays as it is)."""
@@ -248,41 +250,54 @@ class GodogJudge(Judge):
         with tempfile.TemporaryDirectory(prefix=f"req2test-godog-{number}-", dir=self.tmp) as tmp:
             return self._judge(inst, prediction, gold, Path(tmp))
 
-    def _files(self, prediction: Prediction, gold: GoldTest) -> dict[str, bytes]:
+    def _files(self, suite: GoSuite, prediction: Prediction, gold: GoldTest) -> dict[str, bytes]:
         """The test package as judged: the ground truth's registrations removed, the prediction's files laid over."""
         wanted = {(d.file, d.line) for d in gold.step_definitions}
-        removed = [s for s in self.side.sites() if (s.file, s.line) in wanted]
-        files = self.side.files_without(removed)
+        side = self.layout.side(suite.package)
+        removed = [s for s in side.sites() if (s.file, s.line) in wanted]
+        files = side.files_without(removed)
         files.update({path: text.encode("utf-8") for path, text in prediction.files.items()})
         return files
 
     def _judge(self, inst: Instance, prediction: Prediction, gold: GoldTest, tmp: Path) -> Judgement:
-        files = self._files(prediction, gold)
+        req = inst.requirement
+        suite = self.layout.suite_of(req.feature_file, req.run_lines)
+        if suite is None:
+            return Judgement(Outcome.infrastructure_failure, f"no godog suite of the snapshot runs {req.feature_file}:"
+                                                             f"{req.scenario_line}")
+        files = self._files(suite, prediction, gold)
         verdict_tree = link_tree(self.base, tmp / "verdict", files)
         binary = tmp / "bin" / "verdict.test"
         with self._builds:
-            built = build_test_binary(verdict_tree, self.package, binary, self.toolchain, stripped=True)
+            built = build_test_binary(verdict_tree, suite.package, binary, self.toolchain, stripped=True,
+                                      tags=suite.build_tags)
         if not built.ok:
             return Judgement(Outcome.build_failure, f"the test does not compile: {_compile_error(built.output)}")
-        program = TestProgram(binary, self.data, self.package, self.tags, tmp / "out")
+        program = TestProgram(binary, self.data, suite.package, self.tags, tmp / "out", self.layout.plan(suite))
         wrap = self._wrap(binary)
         timeout = self.options.timeout
         runs = 0
 
-        def run(number: int, budget: float = 1.0) -> tuple[RunVerdict, list[GodogRun]]:
+        def run(number: int, budget: float = 1.0, rows: list[int] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
             nonlocal runs
             runs += 1
-            return program.run(inst, number, timeout * budget, wrap)
+            return program.run(inst, number, timeout * budget, wrap, rows=rows)
 
-        req = inst.requirement
         verdict, rows = run(0)
         outcome, detail = classify(rows, len(req.run_lines))
         if outcome is not Outcome.passed:
             return Judgement(outcome, detail, fresh_runs=runs)
-        trace = self._trace(inst, files, tmp)
-        if isinstance(trace, Judgement):
-            trace.fresh_runs = runs
-            return trace
+        traced = self._trace(inst, suite, files, tmp)
+        if isinstance(traced, Judgement):
+            traced.fresh_runs = runs
+            return traced
+        trace, coverage = traced
+
+        def rows(mutant_id: str) -> list[int]:
+            """The rows whose traced run reached the mutant (``mutation.rows_covering``): a
+            prediction that hides its coverage only spares itself runs that could kill."""
+            return rows_covering(coverage, self.mutants[mutant_id])
+
         confirmation: dict[str, Any] = {"clean_runs": 1, "traced_runs": 1, "sandbox": "bwrap-no-proc"
                                         if wrap is not None else "none", "schemata": len(self.numbers)}
         if not self.options.mutants or not gold.kills:
@@ -292,6 +307,8 @@ class GodogJudge(Judge):
         self.rng.shuffle(plan)
         nulls = self.rng.sample(self.null_numbers, equivalent_count(len(kills)))
         spread_among(plan, [f"{NULL}:{n}" for n in nulls], self.rng)
+        # a null variant runs the rows of some kill (a run looks like any mutant's)
+        null_rows = {f"{NULL}:{n}": rows(self.rng.choice(kills)) if kills else None for n in nulls}
         claimed: set[str] = set()
         timeouts = 0
         failed_nulls: list[tuple[str, list[GodogRun]]] = []
@@ -299,11 +316,15 @@ class GodogJudge(Judge):
         verdicts: dict[str, RunVerdict] = {}
         for item in plan:
             if item.startswith(NULL):
-                verdict, rows = run(int(item.split(":")[1]))
+                verdict, ran = run(int(item.split(":")[1]), rows=null_rows[item] or None)
                 if verdict is not RunVerdict.survived:
-                    failed_nulls.append((item, rows))
+                    failed_nulls.append((item, ran))
                 continue
-            verdict, rows = run(self.numbers[item])
+            reach = rows(item)
+            if not reach:  # no row of the prediction reached it: it cannot detect it
+                verdicts[item] = RunVerdict.survived
+                continue
+            verdict, _ = run(self.numbers[item], rows=reach)
             verdicts[item] = verdict
             if verdict is RunVerdict.infra_no_step:
                 stepless.append(item)
@@ -319,7 +340,7 @@ class GodogJudge(Judge):
             confirmation["clean_reruns"] = len(failed_nulls)
         if stepless:
             mutant = stepless[0]
-            again, _ = run(self.numbers[mutant])
+            again, _ = run(self.numbers[mutant], rows=rows(mutant))
             control, _ = run(0)
             if again is RunVerdict.infra_no_step and control is RunVerdict.survived:
                 return Judgement(Outcome.infrastructure_failure, f"no step ran under mutant {mutant}",
@@ -331,7 +352,7 @@ class GodogJudge(Judge):
         self.rng.shuffle(order)
         order = order[:REPRODUCED_KILLS]
         for mutant_id in order:
-            again, _ = run(self.numbers[mutant_id])
+            again, _ = run(self.numbers[mutant_id], rows=rows(mutant_id))
             if again is RunVerdict.survived:
                 return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
                                  evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
@@ -368,21 +389,25 @@ class GodogJudge(Judge):
         return Judgement(Outcome.unstable, "a run with no mutant active failed, and not reproducibly",
                          evidence=[f"{item}: failed" for item, _ in failed])
 
-    def _trace(self, inst: Instance, files: dict[str, bytes], tmp: Path) -> RunTrace | Judgement:
-        """The traced run: a plain build of the same files with coverage; must pass too."""
+    def _trace(self, inst: Instance, suite: GoSuite, files: dict[str, bytes],
+               tmp: Path) -> tuple[RunTrace, RowCoverage] | Judgement:
+        """The traced run: a plain build of the same files with coverage; must pass too. Returns
+        the trace and each row's covered production lines."""
+        req = inst.requirement
+        load_lines = self.load_lines(suite, req.feature_file, req.scenario_line)
         tree = link_tree(self.snapshot_copy(), tmp / "traced", files)
         binary = tmp / "bin" / "traced.test"
         with self._builds:
-            built = build_test_binary(tree, self.package, binary, self.toolchain, cover=self.production)
+            built = build_test_binary(tree, suite.package, binary, self.toolchain, cover=self.production,
+                                      tags=suite.build_tags)
         if not built.ok:
             return Judgement(Outcome.unstable, "the traced build failed where the verdict build compiled: "
                              + _compile_error(built.output))
-        req = inst.requirement
         rows: list[GodogRun] = []
         for n, line in enumerate(req.run_lines):
-            rows.append(run_scenario(binary, self.data, self.package, req.feature_file, line, tmp / f"traced-{n}",
+            rows.append(run_scenario(binary, self.data, suite.package, req.feature_file, line, tmp / f"traced-{n}",
                                      tags=self.tags, coverage=True, timeout=self.options.timeout,
-                                     wrap=self._wrap(binary)))
+                                     wrap=self._wrap(binary), plan=self.layout.plan(suite)))
         if not all(r.passed for r in rows):
             return Judgement(Outcome.unstable, "the traced run did not pass while the clean run did",
                              evidence=["traced run: " + classify(rows, len(req.run_lines))[1]])
@@ -392,18 +417,23 @@ class GodogJudge(Judge):
             if row.coverage is not None:
                 for file, hit in row.coverage.lines(module, self.production)[0].items():
                     lines.setdefault(file, set()).update(hit)
-        covered = {f: sorted(hit - self.load_lines.get(f, set())) for f, hit in sorted(lines.items())}
-        api = self._api(tree, binary, rows, lines, inst)
-        return RunTrace(coverage={f: v for f, v in covered.items() if v}, api=api)
+        covered = {f: sorted(hit - load_lines.get(f, set())) for f, hit in sorted(lines.items())}
+        api = self._api(tree, binary, suite, rows, lines, inst)
+        per_row: RowCoverage = {row.line: row.coverage.lines(module, self.production)[0]
+                                if row.coverage is not None else None for row in rows}
+        return RunTrace(coverage={f: v for f, v in covered.items() if v}, api=api), per_row
 
-    def _api(self, tree: Path, binary: Path, rows: list[GodogRun], lines: dict[str, set[int]],
+    def _api(self, tree: Path, binary: Path, suite: GoSuite, rows: list[GodogRun], lines: dict[str, set[int]],
              inst: Instance) -> list[str]:
         """The production declarations the prediction's bound handlers call and the run executed."""
-        try:
-            definitions = list_definitions(binary, tree, self.package)
-        except (RuntimeError, OSError):
-            return []
-        side = TestSideGo(tree, self.package)
+        side = TestSideGo(tree, suite.package, tests_only=self.layout.tests_only(suite.package))
+        definitions: list[StepDefinition] = []
+        if suite.flag_driven:
+            try:
+                definitions = list_definitions(binary, tree, suite.package)
+            except (RuntimeError, OSError):
+                return []
+        registered = suite_sites(suite, side) if not suite.flag_driven else []
         by_line = {s.line: s for s in inst.requirement.effective_steps}
         spans: list[tuple[HandlerSpan, str]] = []
         for row in rows:
@@ -411,8 +441,11 @@ class GodogJudge(Judge):
             if scenario is None:
                 continue
             for step in scenario.steps:
-                definition = bind(step.text, definitions)
-                site = side.site_for_pattern(definition.pattern, step.match) if definition is not None else None
+                if suite.flag_driven:
+                    definition = bind(step.text, definitions)
+                    site = side.site_for_pattern(definition.pattern, step.match) if definition is not None else None
+                else:
+                    site = next((s for s in registered if pattern_matches(s.pattern, step.text)), None)
                 if site is None:
                     continue
                 effective = by_line.get(step.line)

@@ -34,14 +34,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench.frameworks.godog.framework import run_verdict
+from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
 from bench.frameworks.godog.schemata import SchemataError, compile_schemata
-from bench.frameworks.godog.testside import TestSideGo, calibration_files
+from bench.frameworks.godog.suites import GoSuite, SuitePlan
+from bench.frameworks.godog.testside import calibration_files
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
 from bench.frameworks.godog.tree import link_tree
 from bench.judging import RunVerdict
@@ -63,19 +65,21 @@ class TestProgram:
     package: str
     tags: list[str]
     scratch: Path
+    plan: SuitePlan | None = None  # a testing.T suite's (``suites``)
 
     def run(self, inst: Instance, number: int, timeout: float,
-            wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
-        """Every row of ``inst`` with mutant ``number`` (0: none), stopping at the first row that
-        does not pass; the verdict of that row (or survived)."""
+            wrap: Callable[[list[str], Path, Path], list[str]] | None = None,
+            rows: list[int] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
+        """Every row of ``inst`` (or just ``rows``) with mutant ``number`` (0: none), stopping at
+        the first row that does not pass; the verdict of that row (or survived)."""
         req = inst.requirement
         runs: list[GodogRun] = []
-        for line in req.run_lines:
+        for line in req.run_lines if rows is None else rows:
             # a name of its own (the run's HOME and report path): nothing in it counts the runs
             out = self.scratch / f"run-{secrets.token_hex(8)}"
             try:
                 run = run_scenario(self.binary, self.tree, self.package, req.feature_file, line, out,
-                                   tags=self.tags, timeout=timeout, mutant=number, wrap=wrap)
+                                   tags=self.tags, timeout=timeout, mutant=number, wrap=wrap, plan=self.plan)
             finally:
                 shutil.rmtree(out, ignore_errors=True)
             runs.append(run)
@@ -83,6 +87,19 @@ class TestProgram:
             if verdict is not RunVerdict.survived:
                 return verdict, runs
         return RunVerdict.survived, runs
+
+
+RowCoverage = dict[int, dict[str, set[int]] | None]  # row line -> its run's covered lines (None: no profile)
+
+
+def rows_covering(coverage: RowCoverage, mutant: Mutant) -> list[int]:
+    """The rows whose clean run executed a line of ``mutant``: the only rows it can change. A
+    Go program's run does not reach a line it did not cover with the original code unless
+    something before it differs, and nothing before it does (coverage-based test selection,
+    as PIT's). A row without a profile is always run."""
+    wanted = set(mutant.lines)
+    return [line for line, lines in coverage.items()
+            if lines is None or wanted & lines.get(mutant.file, set())]
 
 
 @dataclass
@@ -113,10 +130,12 @@ def _row_timeout(record: GoldTest, cap: float) -> float:
     return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
 
 
-def run_mutation_stage(framework: Any, work: Path, production: list[str], package: str, tags: list[str],
-                       side: TestSideGo, instances: list[Instance], gold: dict[str, GoldTest],
-                       toolchain: GoToolchain, timeout: float, workers: int, progress: Progress,
-                       tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+def run_mutation_stage(framework: Any, work: Path, production: list[str], layout: GodogLayout, tags: list[str],
+                       suite_of: dict[str, GoSuite], instances: list[Instance], gold: dict[str, GoldTest],
+                       row_coverage: dict[str, RowCoverage], toolchain: GoToolchain, timeout: float, workers: int,
+                       progress: Progress, tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+    """``row_coverage``: per instance, each row's covered production lines (its traced run): a
+    mutant runs only in the rows that reach it (``rows_covering``)."""
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     lap = [started]
@@ -141,30 +160,35 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
     compile_seconds = [0.0]
     compiling = threading.Lock()  # one go build at a time (it takes every core); runs go on beside it
 
-    def program(key: str, files: dict[str, str]) -> TestProgram | str:
-        """The test program of ``files`` over the schemata tree (compiled once per file set),
-        or the compiler's complaint."""
+    def program(key: str, suite: GoSuite, files: dict[str, str]) -> TestProgram | str:
+        """The test program of ``files`` over the schemata tree for ``suite``'s package
+        (compiled once per package, build tags and file set), or the compiler's complaint."""
+        package, build_tags = suite.binary_key
+        name = f"{key}-{_digest({'': package + ' ' + ','.join(build_tags), **files})}"
         with compiling:
-            return _compile(f"{key}-{_digest(files)}", files)
+            return _compile(name, files, suite)
 
-    def _compile(name: str, files: dict[str, str]) -> TestProgram | str:
+    def _compile(name: str, files: dict[str, str], suite: GoSuite) -> TestProgram | str:
         if name in programs:
-            return programs[name]
+            found = programs[name]
+            return found if isinstance(found, str) else replace(found, plan=layout.plan(suite))
         tree = link_tree(schemata.tree, tmp / "mutation-trees" / name, files) if files else schemata.tree
         begun = time.perf_counter()
-        built = build_test_binary(tree, package, binaries / f"{name}.test", toolchain, stripped=True)
+        built = build_test_binary(tree, suite.package, binaries / f"{name}.test", toolchain, stripped=True,
+                                  tags=suite.build_tags)
         compile_seconds[0] += time.perf_counter() - begun
         if not built.ok:
             programs[name] = built.output.strip()[-300:]
             return programs[name]
-        programs[name] = TestProgram(binaries / f"{name}.test", tree, package, tags, tmp / "mutation-out")
+        programs[name] = TestProgram(binaries / f"{name}.test", tree, suite.package, tags, tmp / "mutation-out",
+                                     layout.plan(suite))
         return programs[name]
 
-    ground_truth = program("ground-truth", {})
-    if isinstance(ground_truth, str):  # the compiler's message
-        raise RuntimeError(f"the suite does not compile over the mutant schemata: {ground_truth}")  # noqa: TRY004
+    for suite in sorted({suite_of[i.id] for i in instances}, key=lambda s: s.key):
+        compiled = program("ground-truth", suite, {})
+        if isinstance(compiled, str):  # the compiler's message
+            raise RuntimeError(f"{suite.key} does not compile over the mutant schemata: {compiled}")  # noqa: TRY004
     timed("ground_truth_compile")
-    sites_of = {s.key: s for s in side.sites()}
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
 
     @dataclass
@@ -181,8 +205,12 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
 
     def judge_instance(inst: Instance) -> Result:
         record = gold[inst.id]
+        suite = suite_of[inst.id]
+        side = layout.side(suite.package)
+        sites_of = {s.key: s for s in side.sites()}
         row_timeout = _row_timeout(record, timeout)
         result = Result()
+        ground_truth = program("ground-truth", suite, {})
         assert isinstance(ground_truth, TestProgram)
         verdict, _ = ground_truth.run(inst, 0, row_timeout)
         result.runs += 1
@@ -190,8 +218,13 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
         if not result.clean_passed:
             progress.advance()
             return result
+        coverage = row_coverage.get(inst.id) or {line: None for line in inst.requirement.run_lines}
+
+        def rows(mutant_id: str) -> list[int]:
+            return rows_covering(coverage, by_id[mutant_id])
+
         for mutant in pools[inst.id]:
-            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], row_timeout)
+            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], row_timeout, rows=rows(mutant.id))
             result.runs += 1
             result.verdicts[mutant.id] = str(verdict)
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
@@ -201,7 +234,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
             for binding in record.bindings:
                 kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
             files = calibration_files(side, sites, kinds)
-            empty = program("empty", files["empty"])
+            empty = program("empty", suite, files["empty"])
             if isinstance(empty, str):
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")
                 result.empty_not_passing = True
@@ -209,14 +242,14 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
                 result.empty_not_passing = not _passes(empty, inst, row_timeout, result)
                 if not result.empty_not_passing:
                     for mutant_id in sorted(kills):
-                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], row_timeout)
+                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], row_timeout, rows=rows(mutant_id))
                         result.runs += 1
                         if verdict is RunVerdict.killed:
                             result.infrastructure.add(mutant_id)
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
                 result.stripped_targets = _stripped_targets(record, files)
-                stripped = program("then-stripped", files["then-stripped"])
+                stripped = program("then-stripped", suite, files["then-stripped"])
                 if isinstance(stripped, str):
                     result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
                     result.stripped, result.stripped_not_passing = set(), True
@@ -225,7 +258,8 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], packag
                 else:
                     result.stripped = set()
                     for mutant_id in sorted(remaining):
-                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], row_timeout)
+                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], row_timeout,
+                                                  rows=rows(mutant_id))
                         result.runs += 1
                         if verdict is RunVerdict.killed:
                             result.stripped.add(mutant_id)
@@ -337,4 +371,4 @@ def fresh_check(framework: Any, work: Path, instances: list[Instance], gold: dic
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-__all__ = ["FRESH_SAMPLE", "TestProgram", "fresh_check", "run_mutation_stage", "schemata_tree"]
+__all__ = ["FRESH_SAMPLE", "RowCoverage", "TestProgram", "fresh_check", "rows_covering", "run_mutation_stage", "schemata_tree"]

@@ -18,6 +18,7 @@ plain Go test of the package from running after godog (``m.Run()``).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -32,7 +33,7 @@ from bench.frameworks.godog.definitions import StepDefinition, parse_definitions
 from bench.frameworks.godog.outline import ScenarioLocation, locate, one_row_feature
 from bench.frameworks.godog.pretty import ExpectedStep, parse_subtest
 from bench.frameworks.godog.schemata import selection, selection_popen_kwargs
-from bench.frameworks.godog.suites import SuitePlan, subtest_pattern
+from bench.frameworks.godog.suites import GoSuite, SuitePlan, subtest_pattern
 
 MEMORY_LIMIT = 4 << 30  # bytes of address space a run may use (RLIMIT_AS): a runaway mutant stops there
 REPORT_NAME = "cucumber.json"
@@ -186,6 +187,46 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
     return GodogRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed,
                     timed_out=timed_out, output=text[-4000:], argv=tuple(argv),
                     coverage=profile, coverage_problem=problem)
+
+
+def run_loading(binary: Path, root: Path, suite: GoSuite, feature: str, line: int, out_dir: Path, *,
+                timeout: float = 120.0, wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> GodogRun:
+    """A process of a coverage binary that loads ``suite`` and runs no scenario: its profile is
+    what loading covers (package initialisation, TestMain, the suite's initializers). The
+    flag-driven suite gets a tag no scenario has; a testing.T suite runs its Test function with
+    a subtest pattern no pickle matches (godog still parses the features and calls t.Run)."""
+    from bench.frameworks.godog.framework import NO_SCENARIO_TAG
+
+    if suite.flag_driven:
+        return run_scenario(binary, root, suite.package, feature, line, out_dir, tags=[NO_SCENARIO_TAG],
+                            coverage=True, timeout=timeout, wrap=wrap)
+    assert suite.test is not None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    profile_path = out_dir / PROFILE_NAME
+    profile_path.unlink(missing_ok=True)
+    argv = [str(binary.resolve()), f"-test.run=^{re.escape(suite.test)}$/^$",
+            f"-test.coverprofile={profile_path.resolve()}"]
+    package_dir = root / suite.package
+    command = wrap(argv, package_dir, out_dir) if wrap is not None else argv
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, cwd=package_dir, env={"PATH": "/usr/local/bin:/usr/bin:/bin",
+                                                             "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
+                                                             "LANG": "C.UTF-8"},
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        code, output, timed_out = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace"), False
+    except subprocess.TimeoutExpired:
+        code, output, timed_out = None, "", True
+    profile, problem = None, ""
+    try:
+        profile = parse_profile(profile_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problem = "no coverage profile written"
+    except ValueError as exc:
+        problem = str(exc)
+    return GodogRun(feature=feature, line=line, report=GodogReport(problem="a loading run reports no scenario"),
+                    exit_code=code, elapsed=time.perf_counter() - start, timed_out=timed_out,
+                    output=output[-4000:], argv=tuple(argv), coverage=profile, coverage_problem=problem)
 
 
 def list_definitions(binary: Path, root: Path, package: str, timeout: float = 60.0) -> list[StepDefinition]:

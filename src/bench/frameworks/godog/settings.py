@@ -13,7 +13,9 @@ framework reads (``bench.project``)::
 
 ``package`` may be left out when the features lie in ``<package>/features`` (godog's default
 ``Paths``, relative to the package directory ``go test`` runs in): the nearest directory above
-the features directory that holds ``*_test.go`` files is the package.
+the features directory that holds ``*_test.go`` files is the package. Where there is none, the
+project's suites are its ``testing.T`` suites (``suites.discover``: coddy-agent's layout), and
+``skip_build_tags = ["ui"]`` leaves out the suites whose files need one of those build tags.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ class GodogSettingsError(ValueError):
 
 @dataclass(frozen=True)
 class GodogSettings:
-    package: str  # the test package's directory, relative to the module root ("." for the root)
+    package: str | None  # the flag-driven suite's package directory ("." for the root); None: testing.T suites
     tags: tuple[str, ...]  # godog tags without "@" (any of them selects a scenario); () = all
+    skip_build_tags: tuple[str, ...] = ()  # testing.T suites needing one of these build tags are not built
+    production: tuple[str, ...] = ()
 
     @property
     def godog_tags(self) -> list[str]:
@@ -60,25 +64,44 @@ def read_settings(root: Path, features_dir: str | None = None) -> GodogSettings:
     package = table.get("package")
     if package is not None and not isinstance(package, str):
         raise GodogSettingsError(f"{root}: [tool.req2test] package must be a directory (a string), not {package!r}")
+    explicit = package is not None
     if package is None:
         package = _find_package(root, features)
-    package = PurePosixPath(package.strip("/") or ".").as_posix()
-    if not (root / package).is_dir() or not any((root / package).glob("*_test.go")):
-        raise GodogSettingsError(f"{root}: the godog package {package}/ holds no *_test.go files "
-                                 f"(set [tool.req2test] package = \"dir\" to the package whose TestMain runs godog)")
-    tags = table.get("tags", [])
-    if isinstance(tags, str):
-        tags = [tags]
-    return GodogSettings(package=package, tags=tuple(str(t).strip().lstrip("@") for t in tags if str(t).strip()))
+    if package is not None:
+        package = PurePosixPath(package.strip("/") or ".").as_posix()
+        if explicit and (not (root / package).is_dir() or not any((root / package).glob("*_test.go"))):
+            raise GodogSettingsError(f"{root}: the godog package {package}/ holds no *_test.go files "
+                                     f"(set [tool.req2test] package = \"dir\" to the package whose TestMain runs "
+                                     f"godog)")
+    return GodogSettings(package=package, tags=_strings(table, "tags", strip="@"),
+                         skip_build_tags=_strings(table, "skip_build_tags"),
+                         production=_strings(table, "production"))
 
 
-def _find_package(root: Path, features_dir: str) -> str:
+def _strings(table: dict, key: str, strip: str = "") -> tuple[str, ...]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    return tuple(str(v).strip().lstrip(strip) for v in value if str(v).strip())
+
+
+def _find_package(root: Path, features_dir: str) -> str | None:
+    """The nearest directory at or above the features whose test files bind godog's flags (a
+    TestMain's ``godog.BindFlags``/``BindCommandLineFlags``); None: there is none."""
     here = PurePosixPath(features_dir.strip("/"))
     for candidate in [here, *here.parents]:
-        if any((root / candidate).glob("*_test.go")):
+        tests = list((root / candidate).glob("*_test.go"))
+        if tests and any(_binds_flags(path) for path in tests):
             return candidate.as_posix()
-    raise GodogSettingsError(f"{root}: no Go package with *_test.go files at or above {features_dir}/ "
-                             f"(set [tool.req2test] package = \"dir\")")
+    return None
+
+
+def _binds_flags(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "godog.BindFlags" in text or "godog.BindCommandLineFlags" in text
 
 
 _REQUIRE = re.compile(r"^\s*(?:require\s+)?" + re.escape(GODOG_MODULE) + r"\s+v(?P<version>\S+)")

@@ -291,12 +291,14 @@ class TestSideGo:
 
     __test__ = False  # not a pytest class, whatever its name
 
-    def __init__(self, root: Path, package_dir: str) -> None:
+    def __init__(self, root: Path, package_dir: str, tests_only: bool = False) -> None:
+        """``tests_only``: the package is production too, its test side is its ``*_test.go`` files."""
         self.root = root
         self.package_dir = package_dir.strip("/")
         directory = root / self.package_dir if self.package_dir not in ("", ".") else root
         # the package is its directory's own .go files (subdirectories are other packages)
-        self.files = sorted(p.relative_to(root).as_posix() for p in directory.glob("*.go") if p.is_file())
+        suffix = "_test.go" if tests_only else ".go"
+        self.files = sorted(p.relative_to(root).as_posix() for p in directory.glob(f"*{suffix}") if p.is_file())
         raw = {rel: (root / rel).read_bytes() for rel in self.files}
         consts: dict[str, str] = {}
         for data in raw.values():

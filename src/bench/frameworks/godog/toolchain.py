@@ -112,16 +112,25 @@ def cover_patterns(production: list[str]) -> list[str]:
 
 
 def build_test_binary(root: Path, package: str, output: Path, toolchain: GoToolchain, *,
-                      cover: list[str] | None = None, stripped: bool = False,
+                      cover: list[str] | None = None, stripped: bool = False, tags: tuple[str, ...] = (),
                       timeout: float = 1800.0) -> GoCommandResult:
     """``go test -c -o OUTPUT ./PACKAGE``: the package's test binary (its TestMain runs godog).
 
     ``cover``: production directories to instrument (``-cover -covermode=set -coverpkg=...``);
     each run of the binary then writes a profile with ``-test.coverprofile``. ``set`` is enough
     (a line ran or not) and cheaper than ``count``/``atomic``. Patterns no package of the test
-    binary imports only draw a warning from go."""
+    binary imports only draw a warning from go.
+
+    ``stripped``: no symbol table and no DWARF (``-ldflags=-s -w``), so a process cannot find a
+    variable's address in its own executable (a schemata binary's selected mutant), and no vet
+    pass (the project's own code, checked as the developers build it). ``tags``: ``-tags``, the
+    build tags the suite's files need (``//go:build http``)."""
     output.parent.mkdir(parents=True, exist_ok=True)
     args = ["test", "-c", "-o", str(output.resolve())]
+    if stripped:
+        args += ["-vet=off", "-ldflags=-s -w"]
+    if tags:
+        args.append("-tags=" + ",".join(tags))
     if cover:
         args += ["-cover", "-covermode=set", "-coverpkg=" + ",".join(cover_patterns(cover))]
     args.append("." if package.strip("/") in ("", ".") else "./" + package.strip("/"))
