@@ -14,8 +14,7 @@ import pytest
 
 from bench.frameworks.godog.hiding import hide_go_bodies, import_name
 from bench.frameworks.godog.language import GoLanguage, file_mutants
-from bench.frameworks.godog.schemata import (SCHEMA_DIR, compile_schemata, go_env, selection,
-                                             selection_popen_kwargs)
+from bench.frameworks.godog.schemata import SCHEMA_DIR, compile_schemata, go_env, launch, selection
 from bench.frameworks.protocol import HIDDEN_MESSAGE
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="the Go toolchain is not installed")
@@ -281,8 +280,9 @@ def _run(binary: Path, number: int | None, tmp: Path) -> str:
     sel.write_bytes(selection(number))
     fd = os.open(sel, os.O_RDONLY)
     try:
-        return subprocess.run([str(binary)], capture_output=True, text=True, check=False,
-                              **selection_popen_kwargs(fd)).stdout  # type: ignore[call-overload]
+        command, extra = launch([str(binary)], fd)
+        return subprocess.run(command, capture_output=True, text=True, check=False,
+                              **extra).stdout  # type: ignore[call-overload]
     finally:
         os.close(fd)
 

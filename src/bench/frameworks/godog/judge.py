@@ -181,8 +181,11 @@ class GodogJudge(Judge):
         self.numbers: dict[str, int] = {}
         if mutants:  # (a dataset built without mutants, or evaluated with --no-mutants: plain production)
             try:
+                tags = sorted({t for suite in self.layout.suites for t in suite.build_tags})
                 built = compile_schemata(self.base, mutants, self.snapshot, go=self.toolchain.go,
-                                         env=self.toolchain.env(), order_seed=self.rng.randrange(1 << 30))
+                                         env=self.toolchain.env(), order_seed=self.rng.randrange(1 << 30),
+                                         flags=("-trimpath", "-buildvcs=false",
+                                                *([f"-tags={','.join(tags)}"] if tags else [])))
             except SchemataError as exc:
                 raise RuntimeError(f"godog: the dataset's mutants do not compile as schemata: {exc}") from exc
             self.numbers = built.numbers

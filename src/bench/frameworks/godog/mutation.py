@@ -111,11 +111,13 @@ class SchemataTree:
     seconds: float
 
 
-def schemata_tree(work: Path, mutants: list[Mutant], toolchain: GoToolchain, tmp: Path) -> SchemataTree:
-    """A linked copy of ``work`` with every mutant that compiles written in as schemata."""
+def schemata_tree(work: Path, mutants: list[Mutant], toolchain: GoToolchain, tmp: Path,
+                  build_tags: tuple[str, ...] = ()) -> SchemataTree:
+    """A linked copy of ``work`` with every mutant that compiles written in as schemata
+    (``build_tags``: the suites' own, so their files build)."""
     tree = link_tree(work, tmp / "schemata")
-    result = compile_schemata(tree, mutants, work, go=toolchain.go, env=toolchain.env(),
-                              flags=("-trimpath", "-buildvcs=false"))
+    flags = ("-trimpath", "-buildvcs=false", *([f"-tags={','.join(build_tags)}"] if build_tags else []))
+    result = compile_schemata(tree, mutants, work, go=toolchain.go, env=toolchain.env(), flags=flags)
     return SchemataTree(tree, result.numbers, result.dropped, result.builds, result.seconds)
 
 
@@ -145,11 +147,15 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
         lap[0] = now
 
-    generated = framework.language.generate_mutants(work, production)
+    # mutants of the files some instance covers: a mutant elsewhere is in no pool (and a file no
+    # test binary compiles, behind a build tag no suite sets, could not be built as schemata)
+    covered_files = sorted({f for record in gold.values() for f in record.covered_lines})
+    generated = framework.language.generate_mutants(work, covered_files) if covered_files else []
     timed("generation")
     progress.log(f"mutant schemata: {len(generated)} mutants into one build")
     try:
-        schemata = schemata_tree(work, generated, toolchain, tmp)
+        schemata = schemata_tree(work, generated, toolchain, tmp,
+                                 tuple(sorted({t for s in suite_of.values() for t in s.build_tags})))
     except SchemataError as exc:
         raise RuntimeError(f"the mutant schemata do not compile: {exc}") from exc
     mutants = [m for m in generated if m.id in schemata.numbers]
@@ -297,6 +303,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         "generator": "req2test Go mutants (tree-sitter-go, behave's operator families) compiled as mutant "
                      "schemata; the mutant selected per process through fd 3",
         "mutants_generated": len(generated),
+        "mutated_files": len(covered_files),
         "mutants": len(mutants),
         "mutants_dropped_by_compiler": len(schemata.dropped),
         "schemata_builds": schemata.builds,

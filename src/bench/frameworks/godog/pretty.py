@@ -66,11 +66,19 @@ def parse_subtest(output: str, test: str, subtest: str, feature: str, line: int,
     if result is None:
         return GodogReport(problem=f"no result for {full_name} (the process ended before the subtest did)")
     printed: list[tuple[str, str, str, StepMatch | None, str]] = []  # keyword, text, status, match, error
+    template: list[tuple[str, str, str, StepMatch | None, str]] = []  # an outline's steps, as written
     errors: list[str] = []
+    in_outline = False
     for raw in section:
+        plain = _plain(raw)
+        if plain.startswith(("Scenario Outline:", "Scenario Template:")):
+            in_outline = True
+            continue
+        if plain.startswith(("Examples:", "Scenarios:")):
+            in_outline = False
+            continue
         step = _STEP.match(raw)
         if step is None:
-            plain = _plain(raw)
             if printed and printed[-1][2] == "failed" and "\x1b[1;31m" in raw and not printed[-1][4]:
                 keyword, text, status, match, _ = printed[-1]
                 printed[-1] = (keyword, text, status, match, plain)
@@ -83,7 +91,9 @@ def parse_subtest(output: str, test: str, subtest: str, feature: str, line: int,
         found = _LOCATION.match(location)
         match = StepMatch(found["file"], int(found["line"])) if found else None
         status = STATUS_BY_COLOR.get(step["color"], "unknown")
-        printed.append((step["keyword"], _plain(text_part), status, match, ""))
+        (template if in_outline else printed).append((step["keyword"], _plain(text_part), status, match, ""))
+    if template and len(template) <= len(expected):
+        return _outline_row(result, errors, printed, template, feature, line, name, expected)
     steps: list[StepResult] = []
     cursor = 0
     failed_seen = any(p[2] in ("failed", "undefined") for p in printed)
@@ -118,6 +128,37 @@ def parse_subtest(output: str, test: str, subtest: str, feature: str, line: int,
                                error=errors[0] if errors else "an After hook failed", match=last.match,
                                location=last.location)
     scenario = ScenarioResult(uri=feature, line=line, name=name, keyword="Scenario", tags=(), steps=tuple(steps))
+    return GodogReport(scenarios=(scenario,), features=(feature,))
+
+
+def _outline_row(result: str, errors: list[str], printed: list, template: list, feature: str, line: int,
+                 name: str, expected: Sequence[ExpectedStep]) -> GodogReport:
+    """An outline's first row: pretty prints the outline's template steps (``<placeholders>``, in
+    the colour of skipped, under ``Scenario Outline:``) and the row's cells in the colour of its result, so each step is bound by
+    its position among the template's and the row's result is the subtest's: every step passed,
+    or (the output does not say which) the first step failed with godog's error, the rest skipped."""
+    background = printed
+    first = len(expected) - len(template)
+    steps: list[StepResult] = []
+    for index, want in enumerate(expected):
+        keyword, match = "", None
+        if index >= first:
+            keyword, _, _, match, _ = template[index - first]
+        else:
+            hit = next((b for b in background if b[1] == " ".join(want.text.split())), None)
+            if hit is not None:
+                keyword, match = hit[0], hit[3]
+        if result == "PASS":
+            status, error = "passed", ""
+        elif index == 0:
+            status, error = "failed", errors[0] if errors else "the Examples row failed (godog's output does not say " \
+                                                                 "at which step)"
+        else:
+            status, error = "skipped", ""
+        steps.append(StepResult(keyword=keyword, text=want.text, line=want.line, status=status, error=error,
+                                match=match, location=f"{match.file}:{match.line}" if match else ""))
+    scenario = ScenarioResult(uri=feature, line=line, name=name, keyword="Scenario Outline", tags=(),
+                              steps=tuple(steps))
     return GodogReport(scenarios=(scenario,), features=(feature,))
 
 

@@ -32,7 +32,7 @@ from bench.frameworks.godog.cucumber_json import GodogReport, ScenarioResult, re
 from bench.frameworks.godog.definitions import StepDefinition, parse_definitions
 from bench.frameworks.godog.outline import ScenarioLocation, locate, one_row_feature
 from bench.frameworks.godog.pretty import ExpectedStep, parse_subtest
-from bench.frameworks.godog.schemata import selection, selection_popen_kwargs
+from bench.frameworks.godog.schemata import launch, selection
 from bench.frameworks.godog.suites import GoSuite, SuitePlan, subtest_pattern
 
 MEMORY_LIMIT = 4 << 30  # bytes of address space a run may use (RLIMIT_AS): a runaway mutant stops there
@@ -136,14 +136,14 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
         argv.append(path_arg)
     run_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
                "LANG": "C.UTF-8", **(env or {})}
-    command = wrap(argv, package_dir, out_dir) if wrap is not None else argv
     chosen = None
     if mutant is not None:
         # unlinked at once: the content reaches the child as fd 3 only (closed below, once it has it)
         chosen = tempfile.TemporaryFile()  # noqa: SIM115
         chosen.write(selection(mutant))
         chosen.flush()
-    extra = selection_popen_kwargs(chosen.fileno() if chosen is not None else None, memory_limit)
+    started, extra = launch(argv, chosen.fileno() if chosen is not None else None, memory_limit)
+    command = wrap(started, package_dir, out_dir) if wrap is not None else started
     start = time.perf_counter()
     # a session of its own, so a timeout ends the binary and anything it started, by group id
     try:

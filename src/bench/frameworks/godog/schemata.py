@@ -70,7 +70,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import resource
 import subprocess
 import time
 from collections.abc import Iterable
@@ -88,7 +87,7 @@ SCHEMA_DIR = "internal/req2testschema"
 SCHEMA_NAME = "req2testSchema"  # the import name in mutated files (unlikely to collide)
 FD = 3
 MAGIC = "req2test-mutant"
-_ERROR = re.compile(r"^(?P<file>[^\s:]+\.go):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$")
+_ERROR = re.compile(r"^(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>.*)$")
 _CMP = {"<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge"}
 _ARITH = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Quo", "%": "Rem", "&": "And", "|": "Or", "<<": "Shl",
           ">>": "Shr"}
@@ -571,11 +570,12 @@ def _blame(stderr: str, rendered: dict[str, tuple[list[list[str]], _Rendered]], 
             continue
         site_ids, result = rendered[rel]
         data = result.text.encode("utf-8")
-        lineno, col = int(match["line"]), int(match["col"])
+        lineno = int(match["line"])
         starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A]
         if lineno > len(starts):
             continue
-        offset = starts[lineno - 1] + col - 1
+        # (an error Go reports without a column, as some instantiation errors are: the whole line)
+        offset = starts[lineno - 1] + int(match["col"]) - 1 if match["col"] else -1
         inside = [s for s in result.spans if s[0] <= offset < s[1]]
         if inside:
             size = min(s[1] - s[0] for s in inside)  # the innermost site
@@ -591,25 +591,22 @@ def _blame(stderr: str, rendered: dict[str, tuple[list[list[str]], _Rendered]], 
 
 
 
-def selection_popen_kwargs(fd: int | None, memory_limit: int | None = None) -> dict[str, object]:
-    """``subprocess`` keyword arguments that give the child ``fd`` (an open selection file, see
-    ``selection``) as its fd 3 and nothing else of ours. The child ``dup2``s the file to 3 (an
-    inheritable copy); ``close_fds`` is off because ``pass_fds=(3,)`` would fail where the
-    parent has no fd 3 open, and Python opens every descriptor non-inheritable: the only ones
-    that cross ``exec`` are 0-2 and this copy. ``memory_limit``: the child's address space in
-    bytes (``RLIMIT_AS``): a mutant that allocates without end fails at it instead of taking
-    the machine's memory before its timeout (Go reserves no large address range up front)."""
+BASH = "/bin/bash"
 
-    def child() -> None:
-        if memory_limit is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-        if fd is None:
-            return
-        if fd == FD:  # dup2 onto itself would keep close-on-exec
-            os.set_inheritable(FD, True)
-        else:
-            os.dup2(fd, FD, inheritable=True)
 
-    if fd is None and memory_limit is None:
-        return {}
-    return {"preexec_fn": child, "close_fds": fd is None}
+def launch(argv: list[str], fd: int | None, memory_limit: int | None = None) -> tuple[list[str], dict[str, object]]:
+    """The command and ``subprocess`` keyword arguments that start ``argv`` with ``fd`` (an open
+    selection file, see ``selection``) as its fd 3 and nothing else of ours: bash moves the
+    file to 3 (``3<&N N<&-``) and ``exec``s the binary, which therefore sees only its own argv.
+    ``close_fds`` stays on (``pass_fds`` keeps the file alone open across ``exec``), and nothing
+    runs in the forked child before ``exec`` (no ``preexec_fn``: the callers are threads).
+    ``memory_limit``: the address space in bytes (``ulimit -v``): a mutant that allocates without
+    end fails at it instead of taking the machine's memory before its timeout (Go reserves no
+    large address range up front)."""
+    script = []
+    if memory_limit is not None:
+        script.append(f"ulimit -v {max(1, memory_limit // 1024)}")
+    redirect = f" {FD}<&{fd} {fd}<&-" if fd is not None and fd != FD else ""
+    script.append('exec "$0" "$@"' + redirect)
+    # bash, not sh: dash refuses a descriptor above 9 in a redirection ("Bad fd number")
+    return [BASH, "-c", "; ".join(script), *argv], {"pass_fds": (fd,) if fd is not None else ()}
