@@ -71,9 +71,10 @@ def test_go_algorand_sdk_builds_with_mutants_and_fresh_agreement(go_dataset: Pat
     gold = dataset.load_gold()
     assert {f.path.split("/")[0] for g in gold.values() for f in g.closure} == {"test"}
     mutation = dataset.card.mutation
-    assert mutation["mutants"] > 300 and mutation["scorable_instances"] >= 5
+    # mutants of the files some instance covers (4 files of the slice: ~130)
+    assert mutation["mutants"] > 100 and mutation["scorable_instances"] >= 10
     fresh = mutation["fresh_check"]
-    assert fresh["sampled"] >= 40 and fresh["agree"] == fresh["sampled"], fresh["disagreements"]
+    assert fresh["sampled"] >= 60 and fresh["agree"] == fresh["sampled"], fresh["disagreements"]
 
 
 def test_calibration_is_exact(go_dataset: Path, tmp_path: Path) -> None:
