@@ -11,6 +11,7 @@ function that is handed one only reports to it.
 
 from __future__ import annotations
 
+import time
 from typing import Protocol, runtime_checkable
 
 
@@ -40,3 +41,18 @@ class NullProgress:
 
     def log(self, line: str) -> None:
         pass
+
+
+class Laps:
+    """Seconds per named phase of a stage, each phase timed from the end of the one before
+    (``laps("runs")`` ends the phase called runs); ``started`` is when the stage began."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+        self._last = self.started
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._last, 2)
+        self._last = now

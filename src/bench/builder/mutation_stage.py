@@ -34,7 +34,7 @@ from bench.mutation.executor import (
     session_request,
 )
 from bench.mutation.generate import GENERATOR_VERSION, OPERATOR_FAMILIES
-from bench.progress import Progress
+from bench.progress import Laps, Progress
 from bench.testimpl import strip_step_bodies, then_step_targets
 
 
@@ -48,14 +48,8 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
     test runs the same code up to the same failure); False runs every kill again.
     ``layout``: how the workspaces of the empty and the stripped test are made (default:
     the features tree's test side, scanned from the first root)."""
-    started = time.perf_counter()
-    seconds: dict[str, float] = {}
-    lap = [started]
-
-    def timed(name: str) -> None:
-        now = time.perf_counter()
-        seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
-        lap[0] = now
+    timed = Laps()
+    started, seconds = timed.started, timed.seconds
     work = roots[0]
     if layout is None:
         layout = WorkspaceLayout.of(TestSide.scan(work, spec.features_dir, python_path=python_path,

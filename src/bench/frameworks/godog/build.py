@@ -32,6 +32,7 @@ import re
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ from bench.builder.pipeline import (
     write_dataset,
 )
 from bench.builder.relations import RelationInput, compute_relations
+from bench.frameworks.godog.cucumber_json import StepResult
 from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
 from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.framework import GodogFramework
@@ -245,10 +247,8 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
         nonlocal shadowed
         suite = suite_of[cand.instance_id]
         side = layout.side(suite.package)
-        if suite.flag_driven:
-            found, problem, shadows = _bindings(cand, traced[cand.instance_id], definitions[suite.key], side)
-        else:
-            found, problem, shadows = _static_bindings(cand, traced[cand.instance_id], suite, side)
+        resolve = _flag_resolver(definitions[suite.key], side) if suite.flag_driven else _static_resolver(suite, side)
+        found, problem, shadows = _bindings(cand, traced[cand.instance_id], resolve)
         shadowed += shadows
         if not problem:
             bound[cand.instance_id] = found
@@ -347,10 +347,13 @@ def _failure(run: GodogRun) -> tuple[str, str]:
     return "failed", f"{where}: exit {run.exit_code}: {_first_line(run.output[-300:])[:200]}"
 
 
-def _bindings(cand: Candidate, rows: list[GodogRun], definitions: list[StepDefinition],
-              side: TestSideGo) -> tuple[list[Bound], str, int]:
-    """Every reported step of every row bound to its registration statement, or why not; and
-    how many steps more than one pattern matches (godog takes the first, silently)."""
+Resolved = tuple[RegistrationSite | None, str, bool]  # the step's registration, or why not; shadowed
+
+
+def _bindings(cand: Candidate, rows: list[GodogRun],
+              resolve: Callable[[StepResult], Resolved]) -> tuple[list[Bound], str, int]:
+    """Every reported step of every row bound to its registration statement by ``resolve``, or
+    why not; and how many steps more than one pattern matches (godog takes the first, silently)."""
     effective = cand.requirement.effective_steps
     by_line = {s.line: s for s in effective}
     found: list[Bound] = []
@@ -360,53 +363,57 @@ def _bindings(cand: Candidate, rows: list[GodogRun], definitions: list[StepDefin
         if scenario is None:
             return [], f"line {run.line}: no result to bind", shadows
         for index, step in enumerate(scenario.steps):
-            definition = bind(step.text, definitions)
-            if definition is None:
-                return [], f"no registered pattern matches: {step.text}", shadows
-            shadows += sum(1 for d in definitions[definition.index + 1:] if _matches(d, step.text)) > 0
-            site = side.site_for_pattern(definition.pattern, step.match)
+            site, problem, shadowed = resolve(step)
+            shadows += shadowed
             if site is None:
-                return [], (f"no literal X.Step(pattern, handler) registers {definition.pattern!r} "
-                            f"({definition.location})"), shadows
-            if step.match is not None:
-                at = side.decl_at(step.match)
-                if at is None or at not in side.handlers(site):
-                    return [], (f"godog ran {step.location} for {step.text!r}, not the handler of "
-                                f"{site.key} (first match {definition.pattern!r})"), shadows
+                return [], problem, shadows
             effective_step = by_line.get(step.line) or (effective[index] if index < len(effective) else None)
             role = effective_step.type if effective_step is not None else (site.kind or "given")
             found.append(Bound(run.line, effective_step, site, role))
     return found, "", shadows
 
 
-def _static_bindings(cand: Candidate, rows: list[GodogRun], suite: GoSuite,
-                     side: TestSideGo) -> tuple[list[Bound], str, int]:
-    """testing.T suites, where no definitions list can be asked for: each step bound as godog
-    binds it, to the first of the suite's registrations whose pattern matches, and checked
-    against the registration line the suite's own output shows for every step it printed."""
+def _flag_resolver(definitions: list[StepDefinition], side: TestSideGo) -> Callable[[StepResult], Resolved]:
+    """The flag-driven suite: godog's definitions list, first match, checked against the
+    handler location godog reported."""
+
+    def resolve(step: StepResult) -> Resolved:
+        definition = bind(step.text, definitions)
+        if definition is None:
+            return None, f"no registered pattern matches: {step.text}", False
+        shadowed = any(_matches(d, step.text) for d in definitions[definition.index + 1:])
+        site = side.site_for_pattern(definition.pattern, step.match)
+        if site is None:
+            return None, (f"no literal X.Step(pattern, handler) registers {definition.pattern!r} "
+                          f"({definition.location})"), shadowed
+        if step.match is not None:
+            at = side.decl_at(step.match)
+            if at is None or at not in side.handlers(site):
+                return None, (f"godog ran {step.location} for {step.text!r}, not the handler of "
+                              f"{site.key} (first match {definition.pattern!r})"), shadowed
+        return site, "", shadowed
+
+    return resolve
+
+
+def _static_resolver(suite: GoSuite, side: TestSideGo) -> Callable[[StepResult], Resolved]:
+    """testing.T suites, where no definitions list can be asked for: the first of the suite's
+    registrations whose pattern matches, checked against the registration line the suite's own
+    output shows for every step it printed."""
     sites = suite_sites(suite, side)
-    effective = cand.requirement.effective_steps
-    by_line = {s.line: s for s in effective}
-    found: list[Bound] = []
-    shadows = 0
-    for run in rows:
-        scenario = run.scenario
-        if scenario is None:
-            return [], f"line {run.line}: no result to bind", shadows
-        for index, step in enumerate(scenario.steps):
-            matching = [s for s in sites if pattern_matches(s.pattern, step.text)]
-            if not matching:
-                return [], f"no registered pattern of {suite.key} matches: {step.text}", shadows
-            site = matching[0]
-            shadows += len(matching) > 1
-            if step.match is not None and (site.file.rsplit("/", 1)[-1], site.line) != (step.match.file,
-                                                                                        step.match.line):
-                return [], (f"godog ran the registration at {step.location} for {step.text!r}, not {site.key} "
-                            f"(the first pattern that matches)"), shadows
-            effective_step = by_line.get(step.line) or (effective[index] if index < len(effective) else None)
-            role = effective_step.type if effective_step is not None else (site.kind or "given")
-            found.append(Bound(run.line, effective_step, site, role))
-    return found, "", shadows
+
+    def resolve(step: StepResult) -> Resolved:
+        matching = [s for s in sites if pattern_matches(s.pattern, step.text)]
+        if not matching:
+            return None, f"no registered pattern of {suite.key} matches: {step.text}", False
+        site = matching[0]
+        if step.match is not None and (site.file.rsplit("/", 1)[-1], site.line) != (step.match.file,
+                                                                                    step.match.line):
+            return None, (f"godog ran the registration at {step.location} for {step.text!r}, not {site.key} "
+                          f"(the first pattern that matches)"), len(matching) > 1
+        return site, "", len(matching) > 1
+
+    return resolve
 
 
 def _matches(definition: StepDefinition, text: str) -> bool:

@@ -49,7 +49,7 @@ from bench.frameworks.godog.tree import link_tree
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant, StepDefRef
 from bench.mutation.executor import INFRASTRUCTURE, pool_for
-from bench.progress import Progress
+from bench.progress import Laps, Progress
 
 FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed as plain rebuilds, half of them kills
 MIN_TIMEOUT = 10.0  # seconds a mutant row run gets at least ...
@@ -138,14 +138,8 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
                        progress: Progress, tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     """``row_coverage``: per instance, each row's covered production lines (its traced run): a
     mutant runs only in the rows that reach it (``rows_covering``)."""
-    started = time.perf_counter()
-    seconds: dict[str, float] = {}
-    lap = [started]
-
-    def timed(name: str) -> None:
-        now = time.perf_counter()
-        seconds[name] = round(seconds.get(name, 0.0) + now - lap[0], 2)
-        lap[0] = now
+    timed = Laps()
+    seconds = timed.seconds
 
     # mutants of the files some instance covers: a mutant elsewhere is in no pool (and a file no
     # test binary compiles, behind a build tag no suite sets, could not be built as schemata)

@@ -164,14 +164,7 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
         out, _ = proc.communicate()
         code, timed_out = None, True
     elapsed = time.perf_counter() - start
-    profile, problem = None, ""
-    if coverage:
-        try:
-            profile = parse_profile(profile_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            problem = "no coverage profile written (the process ended before m.Run() returned)"
-        except ValueError as exc:
-            problem = str(exc)
+    profile, problem = read_profile(profile_path) if coverage else (None, "")
     text = out.decode(errors="replace")
     if testing_t:
         assert plan is not None and plan.suite.test is not None
@@ -187,6 +180,16 @@ def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int
     return GodogRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed,
                     timed_out=timed_out, output=text[-4000:], argv=tuple(argv),
                     coverage=profile, coverage_problem=problem)
+
+
+def read_profile(path: Path) -> tuple[CoverProfile | None, str]:
+    """A run's coverage profile, or why there is none."""
+    try:
+        return parse_profile(path.read_text(encoding="utf-8")), ""
+    except FileNotFoundError:
+        return None, "no coverage profile written (the process ended before m.Run() returned)"
+    except ValueError as exc:
+        return None, str(exc)
 
 
 def run_loading(binary: Path, root: Path, suite: GoSuite, feature: str, line: int, out_dir: Path, *,
@@ -217,13 +220,7 @@ def run_loading(binary: Path, root: Path, suite: GoSuite, feature: str, line: in
         code, output, timed_out = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace"), False
     except subprocess.TimeoutExpired:
         code, output, timed_out = None, "", True
-    profile, problem = None, ""
-    try:
-        profile = parse_profile(profile_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        problem = "no coverage profile written"
-    except ValueError as exc:
-        problem = str(exc)
+    profile, problem = read_profile(profile_path)
     return GodogRun(feature=feature, line=line, report=GodogReport(problem="a loading run reports no scenario"),
                     exit_code=code, elapsed=time.perf_counter() - start, timed_out=timed_out,
                     output=output[-4000:], argv=tuple(argv), coverage=profile, coverage_problem=problem)
