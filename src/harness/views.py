@@ -233,8 +233,9 @@ def _hide(recipe: _Recipe, snapshot: Path, tree: Path) -> tuple[list[str], list[
     import_time = set(recipe.project.import_time_bodies)
     for scope in recipe.instance.view.all_hidden_scope:
         base = tree / scope
-        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.suffix in hider.source_suffixes
-                                                     and p.is_file())
+        files = [base] if base.is_file() else sorted(
+            p for p in base.rglob("*") if p.suffix in hider.source_suffixes and p.is_file()
+            and not (hider.test_suffixes and p.name.endswith(hider.test_suffixes)))
         for path in files:
             rel = path.relative_to(tree).as_posix()
 

@@ -166,6 +166,7 @@ class BodyHider(Protocol):
 
     language: str
     source_suffixes: tuple[str, ...]
+    test_suffixes: tuple[str, ...]  # files of those suffixes are tests, whatever directory holds them
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         """The source with every body ``should_hide(qualname, def_line)`` selects replaced

@@ -40,6 +40,7 @@ class PythonHider:
 
     language = "python"
     source_suffixes = (".py",)
+    test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         return hide_bodies(source, should_hide)

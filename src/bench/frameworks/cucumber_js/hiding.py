@@ -22,6 +22,7 @@ class JsHider:
 
     language = "typescript"
     source_suffixes = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+    test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         return hide_js_bodies(source, should_hide, typescript=True)

@@ -34,6 +34,8 @@ class GoHider:
 
     language = "go"
     source_suffixes = (".go",)
+    # Go tests live beside the code they test (``x_test.go``): never production, never hidden
+    test_suffixes = ("_test.go",)
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         return hide_go_bodies(source, should_hide)

@@ -122,13 +122,17 @@ def build_test_binary(root: Path, package: str, output: Path, toolchain: GoToolc
     binary imports only draw a warning from go.
 
     ``stripped``: no symbol table and no DWARF (``-ldflags=-s -w``), so a process cannot find a
-    variable's address in its own executable (a schemata binary's selected mutant), and no vet
-    pass (the project's own code, checked as the developers build it). ``tags``: ``-tags``, the
-    build tags the suite's files need (``//go:build http``)."""
+    variable's address in its own executable (a schemata binary's selected mutant). ``tags``:
+    ``-tags``, the build tags the suite's files need (``//go:build http``).
+
+    Never a vet pass (``-vet=off``): vet is a linter, not the compiler, and every binary of one
+    verdict must build alike — a mutant such as ``fmt.Errorf("")`` with an argument left over is
+    valid Go that vet refuses, so a plain rebuild with vet disagreed with its schemata build on
+    coddy-agent; a prediction's verdict build and traced build must not disagree either."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    args = ["test", "-c", "-o", str(output.resolve())]
+    args = ["test", "-c", "-vet=off", "-o", str(output.resolve())]
     if stripped:
-        args += ["-vet=off", "-ldflags=-s -w"]
+        args += ["-ldflags=-s -w"]
     if tags:
         args.append("-tags=" + ",".join(tags))
     if cover:
