@@ -36,13 +36,16 @@ from bench.evaluate import EvaluateOptions, evaluate  # noqa: E402
 
 
 def requirement_key(dataset_root: Path, instance_id: str) -> str:
-    """The requirement's identity across repositories: feature path below the features
-    directory, scenario name, and the Examples row's values where there is one."""
+    """The requirement's identity across repositories: the feature's path below its features
+    directory, the scenario's name and its number of runnable rows."""
     dataset = load_dataset(dataset_root)
     inst = dataset.instance(instance_id)
     project = dataset.project(inst.project)
     req = inst.requirement
+    # below the last ``features/`` directory (behave's features dir is often its parent, ``tests``)
     feature = req.feature_file.removeprefix(project.features_dir.rstrip("/") + "/")
+    if "features/" in req.feature_file:
+        feature = req.feature_file.rsplit("features/", 1)[1]
     return f"{feature}::{req.scenario_name}::{len(req.run_lines)}"
 
 

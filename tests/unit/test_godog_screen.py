@@ -22,7 +22,6 @@ ATTACKS = {
     "cgo": ('\t"C"', ""),
     "syscall": ('\t"syscall"', "func f() { var st syscall.Stat_t; _ = syscall.Fstat(3, &st) }\n"),
     "x/sys": ('\t"golang.org/x/sys/unix"', "func f() { _ = unix.Getpid() }\n"),
-    "os/exec": ('\t"os/exec"', 'func f() { _ = exec.Command("cat") }\n'),
     "new file": ('\t"os"', 'func f() { _ = os.NewFile(3, "x") }\n'),
     "aliased new file": ('\tsys "os"', 'func f() { g := sys.NewFile; _ = g }\n'),
     "executable": ('\t"os"', "func f() { _, _ = os.Executable() }\n"),
@@ -44,8 +43,6 @@ ATTACKS = {
     "embed": ('\t_ "embed"', "//go:embed features\nvar x string\n"),
     "proc": ('\t"os"', 'func f() { _, _ = os.ReadFile("/proc/self/maps") }\n'),
     "dev fd": ('\t"os"', 'func f() { _, _ = os.Open("/dev/fd/3") }\n'),
-    "source as data": ('\t"os"', 'func f() { _, _ = os.ReadFile("../shop/cart.go") }\n'),
-    "raw source path": ('\t"os"', "func f() { _, _ = os.ReadFile(`../shop/cart.go`) }\n"),
 }
 
 
@@ -114,6 +111,26 @@ def test_the_projects_own_infrastructure_is_not_the_submissions_doing() -> None:
     # and a shipped declaration does not launder an import
     with_unsafe = _file(imports + '\n\t"unsafe"', SHIPPED_MAIN + "var _ = unsafe.Sizeof(0)\n")
     assert any("unsafe" in f for f in screen(with_unsafe, shipped=files))
+
+
+def test_what_the_construction_makes_useless_is_not_screened() -> None:
+    """A child process has the test's own powers in the same sandbox; the sandbox holds no Go
+    source. coddy-agent's tests start git and write fixtures named ``react.go``."""
+    body = 'func f() { _ = exec.Command("git", "init"); _ = os.WriteFile("react.go", nil, 0o644) }\n'
+    assert screen(_file('\t"os"\n\t"os/exec"', body)) == []
+
+
+def test_a_forbidden_import_the_project_makes_screens_each_use() -> None:
+    """coddy-agent's tests re-exec their own binary (os.Args[0]): shipped, they pass; a new use
+    of the same name is still refused."""
+    shipped = _file('\t"os"', 'func helper() string { return os.Args[0] }\n')
+    assert screen(shipped, shipped=shipped) == []
+    added = {k: v + 'func mine() []string { return os.Args }\n' for k, v in shipped.items()}
+    assert [f for f in screen(added, shipped=shipped) if "os.Args" in f]
+    syscalls = _file('\t"syscall"', "func shipped() { _ = syscall.Getpid() }\n")
+    assert screen(syscalls, shipped=syscalls) == []
+    more = {k: v + "func mine() { _ = syscall.Getppid() }\n" for k, v in syscalls.items()}
+    assert [f for f in screen(more, shipped=syscalls) if "syscall.Getppid" in f]
 
 
 def test_only_go_files_are_screened() -> None:

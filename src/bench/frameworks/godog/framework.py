@@ -68,9 +68,10 @@ class GodogFramework(Framework):
         key = root.resolve()
         if key not in self._layouts:
             try:
-                self._layouts[key] = GodogLayout.of(root, features_dir)
+                made = GodogLayout.of(root, features_dir)
             except GodogSettingsError as exc:
                 raise RuntimeError(str(exc)) from exc
+            self._layouts.setdefault(key, made)  # (two threads may make one: the first stays)
         return self._layouts[key]
 
     # ------------------------------------------------------------------ the runner

@@ -10,6 +10,7 @@ side is their ``*_test.go`` files only.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -28,6 +29,8 @@ class GodogLayout:
     _assignment: dict[tuple[str, int], GoSuite] | None = None
     _shared: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     _sides: dict[str, TestSideGo] = field(default_factory=dict)
+    # one lock for the lazily made parts (a judge's threads share the layout)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @classmethod
     def of(cls, root: Path, features_dir: str | None = None) -> GodogLayout:
@@ -58,21 +61,28 @@ class GodogLayout:
         """The testing.T suite's pickles and subtest names (None for the flag-driven suite)."""
         if suite.flag_driven:
             return None
-        if suite.key not in self._plans:
-            self._plans[suite.key] = plan(self.root, suite)
-        return self._plans[suite.key]
+        with self._lock:
+            if suite.key not in self._plans:
+                self._plans[suite.key] = plan(self.root, suite)
+            return self._plans[suite.key]
 
     def _assign(self) -> dict[tuple[str, int], GoSuite]:
-        if self._assignment is None:
-            self._assignment = {}
-            for suite in self.suites:
-                suite_plan = self.plan(suite)
-                for unit in (suite_plan.subtests if suite_plan is not None else {}):
-                    if unit in self._assignment:
-                        self._shared.setdefault(unit, []).append(suite.key)
-                    else:
-                        self._assignment[unit] = suite
-        return self._assignment
+        # built whole, then published (a judge's threads ask at once: a half-filled map said
+        # "no suite runs" a scenario a suite does run)
+        with self._lock:
+            if self._assignment is None:
+                assignment: dict[tuple[str, int], GoSuite] = {}
+                shared: dict[tuple[str, int], list[str]] = {}
+                for suite in self.suites:
+                    suite_plan = self.plan(suite)
+                    for unit in (suite_plan.subtests if suite_plan is not None else {}):
+                        if unit in assignment:
+                            shared.setdefault(unit, []).append(suite.key)
+                        else:
+                            assignment[unit] = suite
+                self._shared = shared
+                self._assignment = assignment
+            return self._assignment
 
     def suite_of(self, feature: str, lines: list[int]) -> GoSuite | None:
         """The suite that runs every one of ``lines`` of ``feature`` (None: no one suite does)."""
@@ -93,9 +103,10 @@ class GodogLayout:
         return [(s, why) for s, why in self.skipped if feature in s.paths]
 
     def side(self, package: str) -> TestSideGo:
-        if package not in self._sides:
-            self._sides[package] = TestSideGo(self.root, package, tests_only=self.tests_only(package))
-        return self._sides[package]
+        with self._lock:
+            if package not in self._sides:
+                self._sides[package] = TestSideGo(self.root, package, tests_only=self.tests_only(package))
+            return self._sides[package]
 
     def side_of_file(self, rel: str) -> TestSideGo:
         return self.side(PurePosixPath(rel).parent.as_posix() or ".")

@@ -6,8 +6,12 @@ executes is a number read from fd 3 into an unexported variable before any test 
 run sees no ``.go`` file and no ``/proc``, and the binary has no symbol table: a test can only
 tell a mutant from the original by behaviour. The screen refuses the routes around Go's memory
 safety and package boundaries that would make that false — and never an ordinary test idiom
-(``reflect.DeepEqual``, ``os.ReadFile`` of a fixture, ``runtime.GOOS``): no oracle of our
-corpora is flagged (the calibrations check it).
+(``reflect.DeepEqual``, ``os.ReadFile`` of a fixture, ``runtime.GOOS``, starting ``git``): no
+oracle of our corpora is flagged (the calibrations check it). Where the construction already
+makes a route useless, there is no pattern for it: a test may start processes (a child has the
+test's own powers in the same sandbox, and fd 3 is closed before either runs) and may name
+``.go`` files (coddy-agent's tests write fixtures called ``react.go``; the sandbox holds no Go
+source to read).
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ FORBIDDEN_IMPORTS = {
     "C": "links C code (cgo)",
     "syscall": "makes system calls directly (file descriptors, memory)",
     "golang.org/x/sys/unix": "makes system calls directly (file descriptors, memory)",
-    "os/exec": "starts processes",
     "plugin": "loads code at run time",
     "runtime/debug": "reads runtime internals",
     "runtime/pprof": "reads runtime internals",
@@ -59,25 +62,45 @@ def screen(files: dict[str, str], schema_import: str = "internal/req2testschema"
            shipped: dict[str, str] | None = None) -> list[str]:
     """Findings (``path:line: why (what)``); empty when nothing was found.
 
-    ``shipped``: the test package's files as the project ships them. A finding inside a
+    ``shipped``: the test packages' files as the project ships them. A finding inside a
     top-level declaration that is, token for token, one the project shipped is the project's
     own infrastructure (go-algorand-sdk's ``TestMain`` binds godog's flags with
-    ``flag.CommandLine`` in the same file as its steps) and is not the submission's doing."""
+    ``flag.CommandLine`` in the same file as its steps) and is not the submission's doing; an
+    import the shipped test files make too is allowed, and each use of it outside such a
+    declaration is a finding instead."""
     parser = go_parser()
-    trusted = {_normal(decl) for text in (shipped or {}).values()
-               for decl in parser.parse(text.encode("utf-8")).root_node.named_children
-               if decl.type in ("function_declaration", "method_declaration", "var_declaration")}
+    trusted: set[str] = set()
+    shipped_imports: set[str] = set()
+    for text in (shipped or {}).values():
+        root = parser.parse(text.encode("utf-8")).root_node
+        trusted |= {_normal(decl) for decl in root.named_children
+                    if decl.type in ("function_declaration", "method_declaration", "var_declaration")}
+        shipped_imports |= _imports(root)
     findings: list[str] = []
     for path, text in sorted(files.items()):
         if not path.endswith(".go"):
             continue
         root = parser.parse(text.encode("utf-8")).root_node
-        for node, finding in _findings(path, root, schema_import):
+        for node, finding in _findings(path, root, schema_import, shipped_imports):
             top = _top_level(node)
             if top is not None and _normal(top) in trusted:
                 continue
             findings.append(finding)
     return findings
+
+
+def _imports(root: tree_sitter.Node) -> set[str]:
+    found: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_spec":
+            target = node.child_by_field_name("path")
+            if target is not None:
+                found.add(_string_value(target))
+        elif node.type in ("source_file", "import_declaration", "import_spec_list"):
+            stack.extend(node.children)
+    return found
 
 
 def _top_level(node: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -99,8 +122,10 @@ def _string_value(node: tree_sitter.Node) -> str:
     return raw[1:-1] if len(raw) >= 2 else raw
 
 
-def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator[tuple[tree_sitter.Node, str]]:
+def _findings(path: str, root: tree_sitter.Node, schema_import: str,
+              shipped_imports: set[str]) -> Iterator[tuple[tree_sitter.Node, str]]:
     aliases: dict[str, str] = {}  # local package name -> import path
+    allowed: dict[str, str] = {}  # local name of a forbidden import the project's tests make -> why
     stack = [root]
     while stack:
         node = stack.pop()
@@ -117,7 +142,9 @@ def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator
                 why = "makes system calls or reaches godog's internals"
             if why is None and schema_import.strip("/") in imported:
                 why = "imports the mutant switch"
-            if why is not None:
+            if why is not None and imported in shipped_imports and "mutant switch" not in why:
+                allowed[local] = why  # the project's tests import it: each use is screened instead
+            elif why is not None:
                 yield node, f"{path}:{line}: {why} (import {imported!r})"
         elif kind == "comment":
             comment = _text(node)
@@ -128,6 +155,8 @@ def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator
             operand = node.child_by_field_name("operand")
             field = node.child_by_field_name("field")
             if operand is not None and field is not None and operand.type == "identifier":
+                if _text(operand) in allowed:
+                    yield node, f"{path}:{line}: {allowed[_text(operand)]} ({_text(operand)}.{_text(field)})"
                 package = aliases.get(_text(operand), _text(operand))
                 names = FORBIDDEN_SELECTORS.get(package, set())
                 if _text(field) in names:
@@ -138,8 +167,6 @@ def _findings(path: str, root: tree_sitter.Node, schema_import: str) -> Iterator
             for marker, why in STRING_MARKERS.items():
                 if marker in value + '"':
                     yield node, f"{path}:{line}: {why} ({value[:60]!r})"
-            if value.endswith((".go", ".go\n")) or ".go/" in value:
-                yield node, f"{path}:{line}: names Go source as data ({value[:60]!r})"
         stack.extend(reversed(node.children))
 
 
