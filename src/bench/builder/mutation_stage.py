@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.builder.closure import TestSide
+from bench.builder.stats import mutation_statistics
 from bench.builder.workspaces import WorkspaceLayout, WorkspacePool
 from bench.frameworks.messages import RunWorkspace
 from bench.frameworks.outcomes import classify_run
@@ -164,18 +165,10 @@ def run_mutation_stage(spec: WorkerSpec, roots: list[Path], production: list[str
             "infrastructure_kills": sorted(infrastructure.get(inst.id, set())),
         })
     verdicts = Counter(v for o in outcomes.values() for v in o.verdicts.values())
-    pool_sizes = [len(p) for p in pools.values()]
-    kill_counts = [len(updated[i.id].kills) for i in instances]
     summary = {
         "generator_version": GENERATOR_VERSION,
         "operator_families": list(OPERATOR_FAMILIES),
-        "mutants": len(mutants),
-        "mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
-        "mean_pool_size": round(sum(pool_sizes) / max(1, len(pool_sizes)), 2),
-        "mean_ground_truth_kills": round(sum(kill_counts) / max(1, len(kill_counts)), 2),
-        "mean_assertion_dependent_kills": round(
-            sum(len(updated[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
-        "scorable_instances": sum(1 for k in kill_counts if k),
+        **mutation_statistics(mutants, instances, updated),
         # mutants the empty test detects (the hooks alone): not kills of the test, recorded apart
         "infrastructure_kills": sum(len(v) for v in infrastructure.values()),
         "instances_with_infrastructure_kills": sum(1 for v in infrastructure.values() if v),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
-from bench.model import GoldTest, Instance, SummaryStat
+from bench.model import GoldTest, Instance, Mutant, SummaryStat
 from bench.suite.metrics import word_count
 
 
@@ -53,4 +54,19 @@ def table2(instances: list[Instance], gold: dict[str, GoldTest]) -> dict[str, Su
         "covered_lines_per_instance": summary(
             sum(len(v) for v in gold[i.id].covered_lines.values()) for i in instances),
         "hidden_bodies_per_instance": summary(len(i.view.target_hidden) for i in instances),
+    }
+
+
+def mutation_statistics(mutants: list[Mutant], instances: list[Instance], gold: dict[str, GoldTest]) -> dict[str, Any]:
+    """The mutant stage's summary figures every framework's builder reports alike."""
+    pool_sizes = [len(gold[i.id].pool) for i in instances]
+    kill_counts = [len(gold[i.id].kills) for i in instances]
+    return {
+        "mutants": len(mutants),
+        "mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
+        "mean_pool_size": round(sum(pool_sizes) / max(1, len(pool_sizes)), 2),
+        "mean_ground_truth_kills": round(sum(kill_counts) / max(1, len(kill_counts)), 2),
+        "mean_assertion_dependent_kills": round(
+            sum(len(gold[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
+        "scorable_instances": sum(1 for k in kill_counts if k),
     }

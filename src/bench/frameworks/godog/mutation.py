@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.builder.stats import mutation_statistics
 from bench.frameworks.godog.framework import run_verdict
 from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
@@ -290,24 +291,16 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             "then_stripped_targets": result.stripped_targets if result.stripped is not None else [],
             "infrastructure_kills": sorted(result.infrastructure),
         })
-    pool_sizes = [len(p) for p in pools.values()]
-    kill_counts = [len(updated[i.id].kills) for i in instances]
     verdicts = Counter(v for r in results.values() for v in r.verdicts.values())
     summary: dict[str, Any] = {
         "generator": "req2test Go mutants (tree-sitter-go, behave's operator families) compiled as mutant "
                      "schemata; the mutant selected per process through fd 3",
         "mutants_generated": len(generated),
         "mutated_files": len(covered_files),
-        "mutants": len(mutants),
+        **mutation_statistics(mutants, instances, updated),
         "mutants_dropped_by_compiler": len(schemata.dropped),
         "schemata_builds": schemata.builds,
         "schemata_seconds": round(schemata.seconds, 1),
-        "mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),
-        "mean_pool_size": round(sum(pool_sizes) / max(1, len(pool_sizes)), 2),
-        "mean_ground_truth_kills": round(sum(kill_counts) / max(1, len(kill_counts)), 2),
-        "mean_assertion_dependent_kills": round(
-            sum(len(updated[i.id].assertion_dependent) for i in instances) / max(1, len(instances)), 2),
-        "scorable_instances": sum(1 for k in kill_counts if k),
         "infrastructure_kills": sum(len(r.infrastructure) for r in results.values()),
         "instances_with_infrastructure_kills": sum(1 for r in results.values() if r.infrastructure),
         "empty_test_not_passing": sum(1 for r in results.values() if r.empty_not_passing),
