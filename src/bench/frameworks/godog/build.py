@@ -60,7 +60,14 @@ from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loadin
 from bench.frameworks.godog.settings import GODOG_MODULE, GodogSettingsError, required_godog
 from bench.frameworks.godog.suites import GoSuite
 from bench.frameworks.godog.testside import RegistrationSite, TestSideGo
-from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
+from bench.frameworks.godog.toolchain import (
+    GoToolchain,
+    build_test_binary,
+    compile_error,
+    download_modules,
+    first_line,
+    module_path,
+)
 from bench.frameworks.godog.tree import copy_tree, link_tree
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
@@ -93,19 +100,6 @@ class Bound:
     role: str  # given / when / then (the feature's keyword, And/But resolved)
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[0].strip()[:300] if lines else ""
-
-
-def _compile_error(output: str) -> str:
-    """The first compiler message of ``go test -c`` output (``file.go:L:C: ...``)."""
-    for line in output.splitlines():
-        if ".go:" in line and not line.startswith("#"):
-            return line.strip()[:300]
-    return _first_line(output)
-
-
 def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
                   progress: Progress, timer: StageTimer, tmp: Path) -> DatasetCard:
     project = options.name or source.name
@@ -134,7 +128,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
         progress.log("go mod download")
         downloaded = download_modules(work, toolchain)
         if not downloaded.ok:
-            raise BuildError(f"go mod download failed: {_first_line(downloaded.output)}")
+            raise BuildError(f"go mod download failed: {first_line(downloaded.output)}")
         declarations = GoProductionDeclarations(work, list(source.production))
         module = module_path(work)
     with timer("parse"):
@@ -174,11 +168,11 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
             built = build_test_binary(work, package, binary, toolchain, cover=list(source.production), tags=tags)
             if not built.ok:
                 if layout.flag_driven:
-                    raise BuildError(f"the godog suite in ./{package} does not compile: {_compile_error(built.output)}")
+                    raise BuildError(f"the godog suite in ./{package} does not compile: {compile_error(built.output)}")
                 for cand in [c for c in candidates if suite_of[c.instance_id].binary_key == key]:
                     exclusions.append(Exclusion(id=cand.instance_id, reason="build_failed",
                                                 detail=f"./{package}{tag_note} does not compile: "
-                                                       f"{_compile_error(built.output)}"))
+                                                       f"{compile_error(built.output)}"))
                     candidates.remove(cand)
                 continue
             binaries[key] = binary
@@ -199,7 +193,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                                   tmp / "out" / f"load-{len(load_lines)}", timeout=options.timeout)
             if loading.coverage is None:
                 raise BuildError(f"the godog suite {suite.key} fails to load ({loading.coverage_problem}): "
-                                 f"{_first_line(loading.output[-600:])}")
+                                 f"{first_line(loading.output[-600:])}")
             lines_, _ = loading.coverage.lines(module, source.production)
             load_lines[suite.key] = lines_
             load_time |= {d.key for d in declarations.ran(lines_)}
@@ -264,13 +258,18 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
         reader = CallReader(work, declarations)
         covered: dict[str, dict[str, set[int]]] = {}
         calls: dict[str, ScenarioCalls[GoDeclaration]] = {}
+        # each traced row's covered production lines (None: no profile): the instance's lines,
+        # and the rows a mutant can change (the mutant stage's row selection)
+        row_coverage: dict[str, dict[int, dict[str, set[int]] | None]] = {}
         for cand in validated:
             side = layout.side(suite_of[cand.instance_id].package)
+            row_coverage[cand.instance_id] = {
+                result.line: result.coverage.lines(module, source.production)[0] if result.coverage is not None else None
+                for result in traced[cand.instance_id]}
             lines: dict[str, set[int]] = {}
-            for result in traced[cand.instance_id]:
-                if result.coverage is not None:
-                    for file, hit in result.coverage.lines(module, source.production)[0].items():
-                        lines.setdefault(file, set()).update(hit)
+            for hits in row_coverage[cand.instance_id].values():
+                for file, hit in (hits or {}).items():
+                    lines.setdefault(file, set()).update(hit)
             spans: list[tuple[HandlerSpan, str]] = []
             for site, roles in _site_roles(bound[cand.instance_id]).items():
                 closure = side.closure([site])
@@ -292,9 +291,6 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
 
         with timer("mutants"):
             try:
-                row_coverage = {i.id: {run.line: (run.coverage.lines(module, source.production)[0]
-                                                  if run.coverage is not None else None)
-                                       for run in traced[i.id]} for i in instances}
                 mutants, gold, mutation = run_mutation_stage(
                     framework, work, list(source.production), layout, list(settings.tags),
                     {i.id: suite_of[i.id] for i in instances}, instances, gold, row_coverage, toolchain,
@@ -331,7 +327,7 @@ def _failure(run: GodogRun) -> tuple[str, str]:
     if run.timed_out:
         return "timeout", f"{where}: the run exceeded its timeout"
     if not run.report.written:
-        return "load_error", f"{where}: {run.report.problem} (exit {run.exit_code}): {_first_line(run.output[-600:])}"
+        return "load_error", f"{where}: {run.report.problem} (exit {run.exit_code}): {first_line(run.output[-600:])}"
     if not run.report.scenarios:
         return "not_run", f"{where}: godog ran no scenario at this line"
     scenario = run.scenario
@@ -341,10 +337,10 @@ def _failure(run: GodogRun) -> tuple[str, str]:
         if step.status in ("undefined", "pending"):
             return "step_unbound", f"{step.status}: {step.text}"
         if step.status == "failed":
-            return "failed", f"{where}: {step.text}: {_first_line(step.error)[:200]}"
+            return "failed", f"{where}: {step.text}: {first_line(step.error)[:200]}"
     if not scenario.steps:
         return "failed", f"{where}: godog reported no step"
-    return "failed", f"{where}: exit {run.exit_code}: {_first_line(run.output[-300:])[:200]}"
+    return "failed", f"{where}: exit {run.exit_code}: {first_line(run.output[-300:])[:200]}"
 
 
 Resolved = tuple[RegistrationSite | None, str, bool]  # the step's registration, or why not; shadowed
@@ -479,7 +475,7 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
             build_seconds += time.perf_counter() - begun
             shutil.rmtree(tree, ignore_errors=True)
             if not built.ok:
-                failure = ("build_failed", f"the {kind} workspace does not compile: {_compile_error(built.output)}")
+                failure = ("build_failed", f"the {kind} workspace does not compile: {compile_error(built.output)}")
                 for cand in cands:
                     for _ in range(options.runs):
                         if kind == "positive":

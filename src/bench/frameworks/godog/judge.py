@@ -56,7 +56,13 @@ from bench.frameworks.godog.schemata import SCHEMA_DIR, SchemataError, compile_s
 from bench.frameworks.godog.screen import screen
 from bench.frameworks.godog.suites import GoSuite
 from bench.frameworks.godog.testside import TestSideGo
-from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
+from bench.frameworks.godog.toolchain import (
+    GoToolchain,
+    build_test_binary,
+    compile_error,
+    download_modules,
+    module_path,
+)
 from bench.frameworks.godog.tree import link_tree
 from bench.isolation import bwrap_path
 from bench.judging import (
@@ -110,13 +116,6 @@ def classify(runs: list[GodogRun], expected: int) -> tuple[Outcome, str]:
 def _last_lines(output: str) -> str:
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
     return " | ".join(lines[-3:])[:300]
-
-
-def _compile_error(output: str) -> str:
-    for line in output.splitlines():
-        if ".go:" in line and not line.startswith("#"):
-            return line.strip()[:300]
-    return _last_lines(output)
 
 
 class GodogJudge(Judge):
@@ -193,7 +192,6 @@ class GodogJudge(Judge):
         used = set(self.numbers.values())
         top = max(used, default=0)
         self.null_numbers = [n for n in range(1, top + 1000) if n not in used]
-        self.schema_import = f"{module_path(self.base)}/{SCHEMA_DIR}"
         # the run tree: everything of the snapshot but Go source (fixtures, features)
         self.data = self.tmp / "data"
         link_tree(self.snapshot, self.data, None)
@@ -275,7 +273,7 @@ class GodogJudge(Judge):
             built = build_test_binary(verdict_tree, suite.package, binary, self.toolchain, stripped=True,
                                       tags=suite.build_tags)
         if not built.ok:
-            return Judgement(Outcome.build_failure, f"the test does not compile: {_compile_error(built.output)}")
+            return Judgement(Outcome.build_failure, f"the test does not compile: {compile_error(built.output)}")
         program = TestProgram(binary, self.data, suite.package, self.tags, tmp / "out", self.layout.plan(suite))
         wrap = self._wrap(binary)
         timeout = self.options.timeout
@@ -286,8 +284,8 @@ class GodogJudge(Judge):
             runs += 1
             return program.run(inst, number, timeout * budget, wrap, rows=rows)
 
-        verdict, rows = run(0)
-        outcome, detail = classify(rows, len(req.run_lines))
+        _, clean_rows = run(0)
+        outcome, detail = classify(clean_rows, len(req.run_lines))
         if outcome is not Outcome.passed:
             return Judgement(outcome, detail, fresh_runs=runs)
         traced = self._trace(inst, suite, files, tmp)
@@ -405,7 +403,7 @@ class GodogJudge(Judge):
                                       tags=suite.build_tags)
         if not built.ok:
             return Judgement(Outcome.unstable, "the traced build failed where the verdict build compiled: "
-                             + _compile_error(built.output))
+                             + compile_error(built.output))
         rows: list[GodogRun] = []
         for n, line in enumerate(req.run_lines):
             rows.append(run_scenario(binary, self.data, suite.package, req.feature_file, line, tmp / f"traced-{n}",
@@ -415,15 +413,14 @@ class GodogJudge(Judge):
             return Judgement(Outcome.unstable, "the traced run did not pass while the clean run did",
                              evidence=["traced run: " + classify(rows, len(req.run_lines))[1]])
         module = module_path(self.base)
-        lines: dict[str, set[int]] = {}
-        for row in rows:
-            if row.coverage is not None:
-                for file, hit in row.coverage.lines(module, self.production)[0].items():
-                    lines.setdefault(file, set()).update(hit)
-        covered = {f: sorted(hit - load_lines.get(f, set())) for f, hit in sorted(lines.items())}
-        api = self._api(tree, binary, suite, rows, lines, inst)
         per_row: RowCoverage = {row.line: row.coverage.lines(module, self.production)[0]
                                 if row.coverage is not None else None for row in rows}
+        lines: dict[str, set[int]] = {}
+        for hits in per_row.values():
+            for file, hit in (hits or {}).items():
+                lines.setdefault(file, set()).update(hit)
+        covered = {f: sorted(hit - load_lines.get(f, set())) for f, hit in sorted(lines.items())}
+        api = self._api(tree, binary, suite, rows, lines, inst)
         return RunTrace(coverage={f: v for f, v in covered.items() if v}, api=api), per_row
 
     def _api(self, tree: Path, binary: Path, suite: GoSuite, rows: list[GodogRun], lines: dict[str, set[int]],

@@ -106,6 +106,19 @@ def download_modules(root: Path, toolchain: GoToolchain, timeout: float = 900.0)
     return _go(toolchain, ["mod", "download"], root, timeout)
 
 
+def first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0].strip()[:300] if lines else ""
+
+
+def compile_error(output: str) -> str:
+    """The first compiler message of ``go test -c`` output (``file.go:L:C: ...``), else its first line."""
+    for line in output.splitlines():
+        if ".go:" in line and not line.startswith("#"):
+            return line.strip()[:300]
+    return first_line(output)
+
+
 def cover_patterns(production: list[str]) -> list[str]:
     """``-coverpkg`` patterns of production directories (``abi`` -> ``./abi/...``)."""
     return [f"./{p.strip('/')}/..." if p not in ("", ".") else "./..." for p in production]
