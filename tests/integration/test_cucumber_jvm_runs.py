@@ -114,3 +114,31 @@ def test_row_with_jacoco_coverage(built: tuple[Suite, JavaToolchain], tmp_path: 
     covered, instrumented = result.coverage.under("src/main/java")
     assert any(p.startswith("src/main/java/com/algorand/algosdk/v2/client/") for p in covered)
     assert all(lines <= instrumented[p] for p, lines in covered.items())
+
+
+def test_the_warm_runner_agrees_with_fresh_jvms(built: tuple[Suite, JavaToolchain], tmp_path: Path) -> None:
+    """The builder's warm runner (one JVM, a class loader per run) against a fresh JVM per run,
+    on scenarios of several feature files; a run that times out halts the warm JVM and the next
+    run starts a new one."""
+    from bench.frameworks.cucumber_jvm.warm_runner import WarmRunner, warm_suite
+
+    suite, _ = built
+    jars = [p for p in suite.classpath if p.endswith(".jar")]
+    directories = [p for p in suite.classpath if not p.endswith(".jar")]
+    runner = WarmRunner(warm_suite(jars, directories, suite.root, suite.glue, suite.tags))
+    try:
+        pickles = suite_pickles(suite.root, corpus.FEATURES, list(suite.tags))
+        sample = [pickles[i * len(pickles) // 6] for i in range(6)]
+        for n, pickle in enumerate(sample):
+            warm = runner.run(pickle.feature, pickle.line, tmp_path / f"warm-{n}")
+            fresh = run_scenario(suite, pickle.feature, pickle.line, tmp_path / f"fresh-{n}")
+            assert warm.passed == fresh.passed, (pickle, warm.output, fresh.output)
+            assert warm.scenario is not None and fresh.scenario is not None
+            assert [s.status for s in warm.scenario.steps] == [s.status for s in fresh.scenario.steps]
+            assert [s.match for s in warm.scenario.steps] == [s.match for s in fresh.scenario.steps]
+        slow = runner.run(sample[0].feature, sample[0].line, tmp_path / "timeout", timeout=0.001)
+        assert slow.timed_out and not slow.passed and runner.restarts == 1
+        again = runner.run(sample[0].feature, sample[0].line, tmp_path / "again")
+        assert again.passed == run_scenario(suite, sample[0].feature, sample[0].line, tmp_path / "f2").passed
+    finally:
+        runner.close()

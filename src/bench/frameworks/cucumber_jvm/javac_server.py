@@ -51,26 +51,23 @@ class CompileResult:
                 for m in map(ERROR_LINE.match, self.output.splitlines()) if m]
 
 
-def _server_source() -> str:
-    return (resources.files("bench.frameworks.cucumber_jvm") / "java" / f"{SERVER_CLASS}.java").read_text(
+def helper_classes(class_name: str, javac: str = "javac") -> Path:
+    """The directory holding req2test's own ``java/<class_name>.java`` compiled (JDK classes
+    only), under the cache, compiled once per source text."""
+    text = (resources.files("bench.frameworks.cucumber_jvm") / "java" / f"{class_name}.java").read_text(
         encoding="utf-8")
-
-
-def server_classes(javac: str = "javac") -> Path:
-    """The compiled server under the cache, compiled once per source text."""
-    text = _server_source()
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    target = cache_dir("javac-server", "REQ2TEST_JAVAC_SERVER_CACHE") / digest
-    if (target / f"{SERVER_CLASS}.class").is_file():
+    target = cache_dir("java-helpers", "REQ2TEST_JAVA_HELPERS_CACHE") / f"{class_name}-{digest}"
+    if (target / f"{class_name}.class").is_file():
         return target
-    staging = target.with_name(f"{digest}.{os.getpid()}.{threading.get_ident()}")
+    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
     staging.mkdir(parents=True, exist_ok=True)
-    (staging / f"{SERVER_CLASS}.java").write_text(text, encoding="utf-8")
-    proc = subprocess.run([javac, "-nowarn", "-d", str(staging), str(staging / f"{SERVER_CLASS}.java")],
+    (staging / f"{class_name}.java").write_text(text, encoding="utf-8")
+    proc = subprocess.run([javac, "-nowarn", "-d", str(staging), str(staging / f"{class_name}.java")],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        raise RuntimeError(f"cannot compile req2test's javac server: {(proc.stdout + proc.stderr)[-400:]}")
+        raise RuntimeError(f"cannot compile req2test's {class_name}: {(proc.stdout + proc.stderr)[-400:]}")
     try:
         staging.rename(target)
     except OSError:  # another process made it first
@@ -86,7 +83,7 @@ class JavacServer:
         self._proc: subprocess.Popen[str] | None = None
 
     def _start(self) -> subprocess.Popen[str]:
-        classes = server_classes(self.javac)
+        classes = helper_classes(SERVER_CLASS, self.javac)
         return subprocess.Popen([self.java, f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                                  "-cp", str(classes), SERVER_CLASS],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -168,4 +165,4 @@ class JavacPool:
         self.close()
 
 
-__all__ = ["BASE_ARGS", "ERROR_LINE", "CompileResult", "JavacPool", "JavacServer", "server_classes"]
+__all__ = ["BASE_ARGS", "ERROR_LINE", "CompileResult", "JavacPool", "JavacServer", "helper_classes"]
