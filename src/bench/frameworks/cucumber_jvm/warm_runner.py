@@ -44,7 +44,8 @@ class WarmSuite:
     directories: tuple[str, ...]  # the project's class directories, loaded afresh per run
     glue: tuple[str, ...]
     tags: tuple[str, ...] = ()
-    switch_class: str | None = None  # the schema switch (``select(int)``) of a schemata build
+    # a schemata build's "CLASS FIELD": the static int the selected number is written to per run
+    switch_field: str | None = None
     java: str = "java"
     archive: Path | None = None  # AppCDS of the dependency jars (the class path starts with them)
 
@@ -76,8 +77,8 @@ class WarmRunner:
             lines += ["ARG --glue", f"ARG {package}"]
         if suite.tags:
             lines += ["ARG --tags", f"ARG {tag_expression(list(suite.tags))}"]
-        if suite.switch_class:
-            lines.append(f"SWITCH {suite.switch_class}")
+        if suite.switch_field:
+            lines.append(f"SWITCH {suite.switch_field}")
         proc.stdin.write("\n".join(lines) + "\n")
         proc.stdin.flush()
         self._runs = 0
@@ -167,10 +168,10 @@ class WarmRunnerPool:
 
 
 def warm_suite(dependencies: Sequence[str], directories: Sequence[str | Path], root: Path, glue: Sequence[str],
-               tags: Sequence[str], *, switch_class: str | None = None, java: str = "java",
+               tags: Sequence[str], *, switch_field: str | None = None, java: str = "java",
                archive: Path | None = None) -> WarmSuite:
     return WarmSuite(root=root, dependencies=tuple(dependencies), directories=tuple(str(d) for d in directories),
-                     glue=tuple(glue), tags=tuple(tags), switch_class=switch_class, java=java, archive=archive)
+                     glue=tuple(glue), tags=tuple(tags), switch_field=switch_field, java=java, archive=archive)
 
 
 __all__ = ["RESTART_AFTER", "WarmRunner", "WarmRunnerPool", "WarmSuite", "warm_suite"]

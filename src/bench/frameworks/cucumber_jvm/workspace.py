@@ -30,6 +30,8 @@ from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettings
 from bench.frameworks.cucumber_jvm.toolchain import JavaToolchain, build_classpath, compile_tests, runtime_classpath
 from bench.frameworks.godog.tree import link_tree
 
+CLASSPATH_FILE = "req2test-classpath.txt"  # under target/: the dependency jars of a prepared tree
+
 
 class PrepareError(RuntimeError):
     """The project does not build with Maven here: one line."""
@@ -85,6 +87,8 @@ def prepare(root: Path, settings: CucumberJvmSettings, toolchain: JavaToolchain,
         result, dependencies = build_classpath(root, scratch / "classpath.txt", toolchain)
     if not result.ok:
         raise PrepareError(f"mvn dependency:build-classpath failed: {_maven_error(result.output)}")
+    # beside the classes, for a later fresh run on this tree (``CucumberJvmFramework.fresh_run``)
+    (root / "target" / CLASSPATH_FILE).write_text(os.pathsep.join(dependencies), encoding="utf-8")
     resources = scratch / "test-resources"
     test_classes = root / "target" / "test-classes"
     for directory, _dirs, files in os.walk(test_classes):
@@ -144,4 +148,4 @@ def _quoted(path: str) -> str:
     return path
 
 
-__all__ = ["JavaProject", "PrepareError", "Variant", "compile_variant", "prepare"]
+__all__ = ["CLASSPATH_FILE", "JavaProject", "PrepareError", "Variant", "compile_variant", "prepare"]

@@ -8,8 +8,9 @@
 // Protocol (UTF-8 lines on stdin; replies on the JVM's original stdout):
 //   "DIR <path>"      a class directory of the project, in class-path order (before any RUN)
 //   "ARG <argument>"  an argument of cucumber's command line for every run (--glue, --tags, ...)
-//   "SWITCH <class>"  the schema switch class; its static "select(int)" is called in each run's
-//                     loader before cucumber starts (absent: runs select nothing)
+//   "SWITCH <class> <field>"  where a schemata build keeps the selected number: the static int
+//                     field is set in each run's loader before cucumber starts (absent: runs
+//                     select nothing)
 //   "RUN <number> <report path> <feature:line> <timeout ms>"
 // reply: "EXIT <status>" (cucumber's exit status), "TIMEOUT" (the JVM then exits: a thread cannot
 // be stopped), or "ERROR <text>". What the tests print goes to stderr-discarded sinks, never to
@@ -61,9 +62,11 @@ public final class WarmRunner {
                 Thread worker = new Thread(() -> {
                     try {
                         if (chosen != null) {
-                            Method select = Class.forName(chosen, true, loader).getDeclaredMethod("select", int.class);
-                            select.setAccessible(true);
-                            select.invoke(null, number);
+                            String[] where = chosen.split(" ", 2);
+                            java.lang.reflect.Field field = Class.forName(where[0], true, loader)
+                                .getDeclaredField(where[1]);
+                            field.setAccessible(true);
+                            field.setInt(null, number);
                         }
                         result[0] = run.invoke(null, argv.toArray(new String[0]), loader);
                     } catch (Throwable e) {
