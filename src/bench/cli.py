@@ -463,7 +463,10 @@ def print_summary(dataset_dir: Path) -> None:
         out.print(f"  mutants: {m['mutants']} ({', '.join(f'{k} {v}' for k, v in m['mutants_per_operator'].items())})")
         out.print(f"  mean pool {m['mean_pool_size']}, mean ground-truth kills {m['mean_ground_truth_kills']}, "
                   f"mean assertion-dependent kills {m['mean_assertion_dependent_kills']}, scorable instances "
-                  f"{m['scorable_instances']}, import-time mutant runs {m['fresh_process_fallbacks']}")
+                  f"{m['scorable_instances']}"
+                  # behave's: mutants of code that runs at import need a fresh process
+                  + (f", import-time mutant runs {m['fresh_process_fallbacks']}" if "fresh_process_fallbacks" in m
+                     else ""))
         if m.get("infrastructure_kills"):
             out.print(f"  infrastructure kills (the empty test detects them; not kills of any test): "
                       f"{m['infrastructure_kills']} on {m['instances_with_infrastructure_kills']} instance(s)")

@@ -142,7 +142,7 @@ def test_frameworks() -> None:
     with pytest.raises(registry.UnknownFramework) as raised:
         registry.get_framework("nosuch")
     assert isinstance(raised.value, UnknownName)
-    assert _one_line(raised.value).startswith("no test framework named 'nosuch'; available: behave, cucumber-js, godog")
+    assert _one_line(raised.value).startswith("no test framework named 'nosuch'; available: behave, cucumber-js, cucumber-jvm, godog")
 
 
 def test_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,8 @@ _REGISTRY: Registry[type[Framework]] = Registry(
     "test framework", Framework,
     {"behave": "bench.frameworks.behave.framework:BehaveFramework",
      "cucumber-js": "bench.frameworks.cucumber_js.framework:CucumberJsFramework",
-     "godog": "bench.frameworks.godog.framework:GodogFramework"},
+     "godog": "bench.frameworks.godog.framework:GodogFramework",
+     "cucumber-jvm": "bench.frameworks.cucumber_jvm.framework:CucumberJvmFramework"},
     ENTRY_POINT_GROUP, error=UnknownFramework)
 _instances: dict[str, Framework] = {}
 

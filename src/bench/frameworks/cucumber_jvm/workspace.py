@@ -28,7 +28,7 @@ from bench.frameworks.cucumber_jvm.javac_server import CompileResult, JavacPool
 from bench.frameworks.cucumber_jvm.runner import Suite
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettings
 from bench.frameworks.cucumber_jvm.toolchain import JavaToolchain, build_classpath, compile_tests, runtime_classpath
-from bench.frameworks.godog.tree import link_tree
+from bench.frameworks.trees import link_tree
 
 CLASSPATH_FILE = "req2test-classpath.txt"  # under target/: the dependency jars of a prepared tree
 

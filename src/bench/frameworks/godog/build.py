@@ -68,7 +68,7 @@ from bench.frameworks.godog.toolchain import (
     first_line,
     module_path,
 )
-from bench.frameworks.godog.tree import copy_tree, link_tree
+from bench.frameworks.trees import copy_tree, link_tree
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
     ClosureFile,

@@ -153,7 +153,7 @@ class GodogFramework(Framework):
         selected line; a compile error means the runner could not load the variant."""
         from bench.frameworks.godog.runner import run_scenario
         from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
-        from bench.frameworks.godog.tree import link_tree
+        from bench.frameworks.trees import link_tree
 
         layout = self.layout(root)
         suite = layout.suite_of(feature, lines)

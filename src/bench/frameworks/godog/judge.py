@@ -63,7 +63,7 @@ from bench.frameworks.godog.toolchain import (
     download_modules,
     module_path,
 )
-from bench.frameworks.godog.tree import link_tree
+from bench.frameworks.trees import link_tree
 from bench.isolation import bwrap_path
 from bench.judging import (
     Judge,

@@ -46,7 +46,7 @@ from bench.frameworks.godog.schemata import SchemataError, compile_schemata
 from bench.frameworks.godog.suites import GoSuite, SuitePlan
 from bench.frameworks.godog.testside import calibration_files
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
-from bench.frameworks.godog.tree import link_tree
+from bench.frameworks.trees import link_tree
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant, StepDefRef
 from bench.mutation.executor import INFRASTRUCTURE, pool_for

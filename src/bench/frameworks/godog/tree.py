@@ -1,56 +1,7 @@
-"""Scratch copies of a Go module for builds: hard links to an unchanging tree, the changed files
-written as new files (never through a link), the module files copied (``GOFLAGS=-mod=mod`` lets
-the go command rewrite go.mod/go.sum in place)."""
+"""Moved to ``bench.frameworks.trees`` (shared with Cucumber-JVM); this name stays for a build
+process started before the move, whose lazy imports still look for it."""
 
-from __future__ import annotations
+from bench.frameworks.trees import GO_MODULE_FILES as MODULE_FILES
+from bench.frameworks.trees import copy_tree, link_tree
 
-import os
-import shutil
-from collections.abc import Mapping
-from pathlib import Path
-
-from bench.project import IGNORED_NAMES
-
-MODULE_FILES = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum"})
-
-
-def link_tree(source: Path, target: Path, replaced: Mapping[str, bytes | str] | None = None) -> Path:
-    """``target`` as a copy of ``source`` made of hard links (a plain copy across file systems),
-    with ``replaced`` (relative path -> content) written as new files. VCS data and caches
-    (``bench.project.IGNORED_NAMES``) are left out."""
-    replaced = dict(replaced or {})
-    for directory, dirnames, filenames in os.walk(source):
-        dirnames[:] = [d for d in dirnames if d not in IGNORED_NAMES]
-        here = Path(directory)
-        rel_dir = here.relative_to(source)
-        (target / rel_dir).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
-            rel = (rel_dir / name).as_posix()
-            src, dst = here / name, target / rel_dir / name
-            if rel in replaced:
-                continue
-            if src.is_symlink():
-                os.symlink(os.readlink(src), dst)
-                continue
-            if rel in MODULE_FILES:
-                shutil.copyfile(src, dst)
-                continue
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copyfile(src, dst)
-    for rel, content in replaced.items():
-        dst = target / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.unlink(missing_ok=True)
-        if isinstance(content, str):
-            dst.write_text(content, encoding="utf-8")
-        else:
-            dst.write_bytes(content)
-    return target
-
-
-def copy_tree(source: Path, target: Path) -> Path:
-    """A full copy (the build's work tree: runs may write in the package directory)."""
-    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_NAMES))
-    return target
+__all__ = ["MODULE_FILES", "copy_tree", "link_tree"]
