@@ -22,17 +22,24 @@ of the verdicts as plain recompiles with the mutant on disk, each row in a fresh
 
 from __future__ import annotations
 
-import random
 import secrets
 import shutil
-import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.builder.stats import mutation_statistics
+from bench.builder.schemata_stage import (
+    MIN_TIMEOUT,
+    TIMEOUT_FACTOR,
+    InstanceRuns,
+    RowCoverage,
+    gold_updates,
+    row_timeout,
+    rows_covering,
+    stage_summary,
+    stripped_targets,
+)
+from bench.builder.schemata_stage import fresh_check as shared_fresh_check
 from bench.frameworks.cucumber_jvm.framework import run_verdict
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
 from bench.frameworks.cucumber_jvm.schemata import PACKAGE, SchemataError, compile_schemata
@@ -40,39 +47,11 @@ from bench.frameworks.cucumber_jvm.warm_runner import WarmRunnerPool, warm_suite
 from bench.frameworks.cucumber_jvm.workspace import JavaProject, compile_variant
 from bench.frameworks.trees import link_tree
 from bench.judging import RunVerdict
-from bench.model import GoldTest, Instance, Mutant, StepDefRef
-from bench.mutation.executor import INFRASTRUCTURE, pool_for
+from bench.model import GoldTest, Instance, Mutant
+from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
 
-FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed in fresh JVMs, half of them kills
-MIN_TIMEOUT = 5.0  # seconds a mutant row run gets at least ...
-TIMEOUT_FACTOR = 20.0  # ... or this many times the row's clean run
 SWITCH_FIELD = f"{PACKAGE}.Main selected"  # where the warm runner writes each run's number
-
-RowCoverage = dict[int, dict[str, set[int]] | None]  # row line -> its run's covered lines (None: none read)
-
-
-def rows_covering(coverage: RowCoverage, mutant: Mutant) -> list[int]:
-    """The rows whose clean run executed a line of ``mutant`` (a row without coverage always runs)."""
-    wanted = set(mutant.lines)
-    return [line for line, lines in coverage.items() if lines is None or wanted & lines.get(mutant.file, set())]
-
-
-def _row_timeout(record: GoldTest, cap: float) -> float:
-    return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
-
-
-@dataclass
-class _Result:
-    clean_passed: bool = False
-    verdicts: dict[str, str] = field(default_factory=dict)
-    infrastructure: set[str] = field(default_factory=set)
-    empty_not_passing: bool = False
-    stripped: set[str] | None = None
-    stripped_not_passing: bool = False
-    stripped_targets: list[StepDefRef] = field(default_factory=list)
-    runs: int = 0
-    build_failures: list[str] = field(default_factory=list)
 
 
 def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instances: list[Instance],
@@ -109,10 +88,10 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
     scratch = tmp / "mutation-out"
 
-    def run_rows(runner: WarmRunnerPool, inst: Instance, number: int, row_timeout: float,
+    def run_rows(runner: WarmRunnerPool, inst: Instance, number: int, seconds: float,
                  rows: list[int] | None = None) -> RunVerdict:
         for line in inst.requirement.run_lines if rows is None else rows:
-            run = runner.run(inst.requirement.feature_file, line, scratch / secrets.token_hex(8), number, row_timeout)
+            run = runner.run(inst.requirement.feature_file, line, scratch / secrets.token_hex(8), number, seconds)
             verdict = run_verdict(run)
             if verdict is not RunVerdict.survived:
                 return verdict
@@ -125,18 +104,18 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
             return compiled.compile.output.strip()[:300]
         return pool_over([str(compiled.classes), str(project.resources)])
 
-    def judge_instance(inst: Instance) -> _Result:
+    def judge_instance(inst: Instance) -> InstanceRuns:
         record = gold[inst.id]
-        row_timeout = _row_timeout(record, timeout)
-        result = _Result()
-        result.clean_passed = run_rows(ground_truth, inst, 0, row_timeout) is RunVerdict.survived
+        timeout_of_row = row_timeout(record, timeout)
+        result = InstanceRuns()
+        result.clean_passed = run_rows(ground_truth, inst, 0, timeout_of_row) is RunVerdict.survived
         result.runs += 1
         if not result.clean_passed:
             progress.advance()
             return result
         coverage = row_coverage.get(inst.id) or {line: None for line in inst.requirement.run_lines}
         for mutant in pools[inst.id]:
-            verdict = run_rows(ground_truth, inst, schemata.numbers[mutant.id], row_timeout,
+            verdict = run_rows(ground_truth, inst, schemata.numbers[mutant.id], timeout_of_row,
                                rows_covering(coverage, mutant))
             result.runs += 1
             result.verdicts[mutant.id] = str(verdict)
@@ -152,11 +131,11 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")
                 result.empty_not_passing = True
             else:
-                result.empty_not_passing = run_rows(empty, inst, 0, row_timeout) is not RunVerdict.survived
+                result.empty_not_passing = run_rows(empty, inst, 0, timeout_of_row) is not RunVerdict.survived
                 result.runs += 1
                 if not result.empty_not_passing:
                     for mutant_id in sorted(kills):
-                        verdict = run_rows(empty, inst, schemata.numbers[mutant_id], row_timeout,
+                        verdict = run_rows(empty, inst, schemata.numbers[mutant_id], timeout_of_row,
                                            rows_covering(coverage, by_id[mutant_id]))
                         result.runs += 1
                         if verdict is RunVerdict.killed:
@@ -164,22 +143,19 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
                 empty.close()
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
-                changed = {rel for rel, text in files["then-stripped"].items() if text != files["oracle"].get(rel)}
-                refs = {b.binding.key: b.binding for b in record.bindings
-                        if b.role == "then" and b.binding.file in changed}
-                result.stripped_targets = [refs[k] for k in sorted(refs)]
+                result.stripped_targets = stripped_targets(record, files)
                 stripped = variant(files["then-stripped"])
                 if isinstance(stripped, str):
                     result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
                     result.stripped, result.stripped_not_passing = set(), True
                 else:
                     result.runs += 1
-                    if run_rows(stripped, inst, 0, row_timeout) is not RunVerdict.survived:
+                    if run_rows(stripped, inst, 0, timeout_of_row) is not RunVerdict.survived:
                         result.stripped, result.stripped_not_passing = set(), True
                     else:
                         result.stripped = set()
                         for mutant_id in sorted(remaining):
-                            verdict = run_rows(stripped, inst, schemata.numbers[mutant_id], row_timeout,
+                            verdict = run_rows(stripped, inst, schemata.numbers[mutant_id], timeout_of_row,
                                                rows_covering(coverage, by_id[mutant_id]))
                             result.runs += 1
                             if verdict is RunVerdict.killed:
@@ -199,45 +175,13 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
         shutil.rmtree(scratch, ignore_errors=True)
     timed("runs")
 
-    updated: dict[str, GoldTest] = {}
-    for inst in instances:
-        result = results[inst.id]
-        kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed} if result.clean_passed else set()
-        kills -= result.infrastructure
-        dependent = sorted(kills - result.stripped) if result.stripped is not None else []
-        hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
-        updated[inst.id] = gold[inst.id].model_copy(update={
-            "pool": sorted(m.id for m in pools[inst.id]),
-            "kills": sorted(kills),
-            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in INFRASTRUCTURE},
-            "assertion_dependent": dependent,
-            "hidden_kills": sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
-                                                           for f, a, b in hidden)),
-            "then_stripped_targets": result.stripped_targets if result.stripped is not None else [],
-            "infrastructure_kills": sorted(result.infrastructure),
-        })
-    verdicts = Counter(v for r in results.values() for v in r.verdicts.values())
-    summary: dict[str, Any] = {
-        "generator": "req2test Java mutants (tree-sitter-java, behave's operator families, PIT's names) compiled "
-                     "as mutant schemata; runs in a warm JVM, a class loader per run",
-        "mutants_generated": len(generated),
-        "mutated_files": len(covered_files),
-        **mutation_statistics(mutants, instances, updated),
-        "mutants_dropped_by_compiler": len(schemata.dropped),
-        "schemata_builds": schemata.builds,
-        "schemata_seconds": round(schemata.seconds, 1),
-        "infrastructure_kills": sum(len(r.infrastructure) for r in results.values()),
-        "instances_with_infrastructure_kills": sum(1 for r in results.values() if r.infrastructure),
-        "empty_test_not_passing": sum(1 for r in results.values() if r.empty_not_passing),
-        "then_stripped_not_passing": sum(1 for r in results.values() if r.stripped_not_passing),
-        "schemata_clean_not_passing": sorted(i for i, r in results.items() if not r.clean_passed),
-        "ground_truth_verdicts": dict(sorted(verdicts.items())),
-        "runs": sum(r.runs for r in results.values()),
-        "warm_runner_restarts": ground_truth.restarts,
-        "build_failures": [f for r in results.values() for f in r.build_failures][:20],
-        "phase_seconds": timed.seconds,
-        "covered_lines": "JaCoCo's covered lines of the traced run less what loading the suite covers",
-    }
+    updated = gold_updates(instances, gold, pools, results, by_id)
+    summary = stage_summary(
+        "req2test Java mutants (tree-sitter-java, behave's operator families, PIT's names) compiled as mutant "
+        "schemata; runs in a warm JVM, a class loader per run", len(generated), len(covered_files), mutants,
+        instances, updated, results, schemata,
+        warm_runner_restarts=ground_truth.restarts, phase_seconds=timed.seconds,
+        covered_lines="JaCoCo's covered lines of the traced run less what loading the suite covers")
     return mutants, updated, summary
 
 
@@ -245,31 +189,8 @@ def fresh_check(framework: Any, project: JavaProject, instances: list[Instance],
                 mutants: dict[str, Mutant], timeout: float, workers: int, progress: Progress) -> dict[str, Any]:
     """Replay a sample of the warm schemata verdicts as plain recompiles with the mutant on disk,
     every row in a fresh JVM (``CucumberJvmFramework.fresh_run``)."""
-    rng = random.Random(0)
-    kills = [(i, m) for i in instances for m in gold[i.id].kills]
-    survivors = [(i, m) for i in instances for m in gold[i.id].pool
-                 if m not in gold[i.id].kills and m not in gold[i.id].excluded_mutants
-                 and m not in gold[i.id].infrastructure_kills]
-    sample = rng.sample(kills, min(len(kills), FRESH_SAMPLE // 2))
-    sample += rng.sample(survivors, min(len(survivors), FRESH_SAMPLE - len(sample)))
-    progress.stage(f"fresh-process check ({len(sample)} pairs, a plain recompile and fresh JVMs each)", len(sample))
-
-    def replay(pair: tuple[Instance, str]) -> tuple[str, str, str]:
-        inst, mutant_id = pair
-        req = inst.requirement
-        fresh = framework.fresh_run(project.root, [], req.feature_file, req.run_lines, mutants[mutant_id],
-                                    _row_timeout(gold[inst.id], timeout), "")
-        expected = "killed" if mutant_id in gold[inst.id].kills else "survived"
-        progress.advance()
-        return inst.id, mutant_id, f"{expected}/{fresh.verdict}"
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        outcomes = list(pool.map(replay, sample))
-    disagreements = [f"{i} {m}: schemata/fresh = {v}" for i, m, v in outcomes if v.split("/")[0] != v.split("/")[1]]
-    return {"sampled": len(outcomes), "kills_sampled": sum(1 for *_, v in outcomes if v.startswith("killed")),
-            "agree": len(outcomes) - len(disagreements), "disagreements": disagreements,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return shared_fresh_check(framework, project.root, instances, gold, mutants, timeout, workers, progress)
 
 
-__all__ = ["FRESH_SAMPLE", "RowCoverage", "fresh_check", "rows_covering", "run_mutation_stage"]
+__all__ = ["MIN_TIMEOUT", "SWITCH_FIELD", "TIMEOUT_FACTOR", "RowCoverage", "fresh_check", "rows_covering",
+           "run_mutation_stage"]

@@ -26,15 +26,12 @@ registration granularity:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 import shutil
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +42,15 @@ from bench.builder.pipeline import (
     StageTimer,
     bound_after_isolation,
     collect_candidates,
-    id_order,
     validation_verdicts,
     write_dataset,
 )
-from bench.builder.relations import RelationInput, compute_relations
+from bench.builder.stepdef_analysis import Bound, analyse, site_roles
 from bench.frameworks.godog.cucumber_json import StepResult
 from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
 from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.framework import GodogFramework
-from bench.frameworks.godog.interfaces import ScenarioCalls, hidden_declarations, interface_groups, scenario_calls
+from bench.frameworks.godog.interfaces import ScenarioCalls, interface_groups, scenario_calls
 from bench.frameworks.godog.layout import GodogLayout, pattern_matches, suite_sites
 from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loading, run_scenario
 from bench.frameworks.godog.settings import GODOG_MODULE, GodogSettingsError, required_godog
@@ -71,33 +67,14 @@ from bench.frameworks.godog.toolchain import (
 from bench.frameworks.trees import copy_tree, link_tree
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
-    ClosureFile,
     DatasetCard,
     Exclusion,
     GoldTest,
     Instance,
     Mutant,
-    Step,
-    StepBinding,
-    StepDefRef,
-    TestLevel,
-    ValidationRecord,
-    ViewSpec,
 )
 from bench.progress import Progress
 from bench.project import ProjectSource
-
-ROLES = ("given", "when", "then")
-
-
-@dataclass(frozen=True)
-class Bound:
-    """One reported step bound to its registration."""
-
-    row_line: int  # the scenario's line, or the Examples row's
-    step: Step | None  # the requirement's effective step it ran as
-    site: RegistrationSite
-    role: str  # given / when / then (the feature's keyword, And/But resolved)
 
 
 def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
@@ -271,7 +248,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 for file, hit in (hits or {}).items():
                     lines.setdefault(file, set()).update(hit)
             spans: list[tuple[HandlerSpan, str]] = []
-            for site, roles in _site_roles(bound[cand.instance_id]).items():
+            for site, roles in site_roles(bound[cand.instance_id]).items():
                 closure = side.closure([site])
                 for decl in (*closure.functions, *closure.literals):
                     spans += [(HandlerSpan(decl.file, decl.line, decl.end_line), role) for role in sorted(roles)]
@@ -419,13 +396,6 @@ def _matches(definition: StepDefinition, text: str) -> bool:
         return False
 
 
-def _site_roles(bound: list[Bound]) -> dict[RegistrationSite, set[str]]:
-    roles: dict[RegistrationSite, set[str]] = {}
-    for b in bound:
-        roles.setdefault(b.site, set()).add(b.role)
-    return roles
-
-
 def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout: GodogLayout,
                 suite_of: dict[str, GoSuite], work: Path, toolchain: GoToolchain, options: BuildOptions,
                 progress: Progress, workers: int, tmp: Path, run: Any) -> None:
@@ -500,75 +470,21 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
 
 
 # --------------------------------------------------------------------------- analysis
+RULE = ("target interfaces (public production functions and methods the When/Then step handlers call and the "
+        "coverage profile shows ran) + production code the scenario's run executed, minus code more than "
+        "{share:.0%} of instances execute, minus code that runs while the suite loads; the test implementation "
+        "is the scenario's Step registrations and the handlers and helpers they reach")
+
+
 def _analyse(project: str, source: ProjectSource, validated: list[Candidate], bound: dict[str, list[Bound]],
              layout: GodogLayout, suite_of: dict[str, GoSuite], work: Path, options: BuildOptions,
              calls: dict[str, ScenarioCalls[GoDeclaration]],
              covered: dict[str, dict[str, set[int]]],
              load_time: set[str]) -> tuple[list[Instance], dict[str, GoldTest]]:
-    def keys(cand: Candidate, roles: set[str]) -> frozenset[str]:
-        return frozenset(b.site.key for b in bound[cand.instance_id] if b.role in roles)
-
-    relations = compute_relations([RelationInput(id=c.instance_id, given_when=keys(c, {"given", "when"}),
-                                                 when=keys(c, {"when"}), all_definitions=keys(c, set(ROLES)))
-                                   for c in validated])
-    frequency = Counter(key for c in calls.values() for key in {d.key for d in c.ran})
-    shared = {k for k, n in frequency.items() if n > options.shared_threshold * max(1, len(validated))}
-    rule = (f"target interfaces (public production functions and methods the When/Then step handlers call and the "
-            f"coverage profile shows ran) + production code the scenario's run executed, minus code more than "
-            f"{options.shared_threshold:.0%} of instances execute, minus code that runs while the suite loads; "
-            f"the test implementation is the scenario's Step registrations and the handlers and helpers they reach")
-    digests: dict[str, str] = {}
-
-    def sha256(rel: str) -> str:
-        if rel not in digests:
-            digests[rel] = hashlib.sha256((work / rel).read_bytes()).hexdigest()
-        return digests[rel]
-
-    instances: list[Instance] = []
-    gold: dict[str, GoldTest] = {}
-    for cand in validated:
-        steps = bound[cand.instance_id]
-        side = layout.side(suite_of[cand.instance_id].package)
-        sites = sorted({b.site for b in steps}, key=lambda s: (s.file, s.line))
-        closure = side.closure(sites)
-        spans: dict[str, int] = Counter()
-        for site in sites:
-            spans[site.file] += site.end_line - site.line + 1
-        for decl in closure.functions:
-            spans[decl.file] += decl.end_line - decl.line + 1
-        site_files = {s.file for s in sites}
-        closure_files = [ClosureFile(path=f, role="step_definitions" if f in site_files else "helper",
-                                     sha256=sha256(f), lines=spans.get(f, 0))
-                         for f in closure.files]
-        bindings = [StepBinding(step_line=b.step.line if b.step else 0, step_text=b.step.text if b.step else "",
-                                step_type=b.step.type if b.step else b.role,  # type: ignore[arg-type]
-                                role=b.role,  # type: ignore[arg-type]
-                                background=bool(b.step and b.step.background), depth=0,
-                                binding=StepDefRef(file=b.site.file, line=b.site.line, qualname=b.site.qualname),
-                                scenario_line=b.row_line)
-                    for b in steps]
-        scenario = calls[cand.instance_id]
-        instances.append(Instance(
-            id=cand.instance_id, project=project, requirement=cand.requirement,
-            target_interfaces=interface_groups(scenario.targets), test_level=TestLevel.component,
-            depends_on=relations.depends_on.get(cand.instance_id, []),
-            variant_of=relations.variant_of.get(cand.instance_id, []), group=relations.group_of[cand.instance_id],
-            view=ViewSpec(target_hidden=[d.body_span() for d in hidden_declarations(scenario, shared, load_time)],
-                          hidden_rule=rule, all_hidden_scope=list(source.production))))
-        gold[cand.instance_id] = GoldTest(
-            instance_id=cand.instance_id, closure=closure_files,
-            step_definitions=[StepDefRef(file=s.file, line=s.line, qualname=s.qualname) for s in sites],
-            bindings=bindings, api_calls=scenario.api_keys, target_calls=scenario.target_keys,
-            # coverage is per process, not per step: every declaration the scenario ran
-            executed_when_then=sorted({d.key for d in scenario.ran}),
-            covered_lines={f: sorted(lines) for f, lines in sorted(covered[cand.instance_id].items()) if lines},
-            data_files=[],
-            validation=ValidationRecord(isolation_runs=cand.isolation, positive_runs=cand.positive,
-                                        negative_runs=cand.negative, negative_initialized=cand.negative_initialized),
-            test_level_evidence=["godog: the test level is not classified yet"],
-            runtime_seconds=round(cand.runtime / max(1, len(cand.isolation)), 4))
-    instances.sort(key=lambda i: id_order(i.id))
-    return instances, gold
+    return analyse(project, source, validated, bound,
+                   lambda cand, sites: layout.side(suite_of[cand.instance_id].package).closure(sites), work, options,
+                   calls, covered, load_time, interface_groups, RULE.format(share=options.shared_threshold),
+                   "godog: the test level is not classified yet")
 
 
 __all__ = ["build_project"]

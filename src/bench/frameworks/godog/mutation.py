@@ -26,19 +26,27 @@ verdicts as a plain rebuild with the mutant on disk (``GodogFramework.fresh_run`
 from __future__ import annotations
 
 import hashlib
-import random
 import secrets
 import shutil
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.builder.stats import mutation_statistics
+from bench.builder.schemata_stage import (
+    FRESH_SAMPLE,
+    InstanceRuns,
+    RowCoverage,
+    gold_updates,
+    row_timeout,
+    rows_covering,
+    stage_summary,
+    stripped_targets,
+)
+from bench.builder.schemata_stage import fresh_check as shared_fresh_check
 from bench.frameworks.godog.framework import run_verdict
 from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
@@ -48,14 +56,9 @@ from bench.frameworks.godog.testside import calibration_files
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
 from bench.frameworks.trees import link_tree
 from bench.judging import RunVerdict
-from bench.model import GoldTest, Instance, Mutant, StepDefRef
-from bench.mutation.executor import INFRASTRUCTURE, pool_for
+from bench.model import GoldTest, Instance, Mutant
+from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
-
-FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed as plain rebuilds, half of them kills
-MIN_TIMEOUT = 5.0  # seconds a mutant row run gets at least (a looping mutant costs this much: on coddy-agent
-# timeouts were a fifth of the mutant stage at 10 s, while its scenarios run in 0.02-0.3 s) ...
-TIMEOUT_FACTOR = 20.0  # ... or this many times the row's clean run
 
 
 @dataclass
@@ -91,19 +94,6 @@ class TestProgram:
         return RunVerdict.survived, runs
 
 
-RowCoverage = dict[int, dict[str, set[int]] | None]  # row line -> its run's covered lines (None: no profile)
-
-
-def rows_covering(coverage: RowCoverage, mutant: Mutant) -> list[int]:
-    """The rows whose clean run executed a line of ``mutant``: the only rows it can change. A
-    Go program's run does not reach a line it did not cover with the original code unless
-    something before it differs, and nothing before it does (coverage-based test selection,
-    as PIT's). A row without a profile is always run."""
-    wanted = set(mutant.lines)
-    return [line for line, lines in coverage.items()
-            if lines is None or wanted & lines.get(mutant.file, set())]
-
-
 @dataclass
 class SchemataTree:
     tree: Path
@@ -128,10 +118,6 @@ def _digest(files: dict[str, str]) -> str:
     for path in sorted(files):
         digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
     return digest.hexdigest()[:16]
-
-
-def _row_timeout(record: GoldTest, cap: float) -> float:
-    return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
 
 
 def run_mutation_stage(framework: Any, work: Path, production: list[str], layout: GodogLayout, tags: list[str],
@@ -193,28 +179,16 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
     timed("ground_truth_compile")
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
 
-    @dataclass
-    class Result:
-        clean_passed: bool = False
-        verdicts: dict[str, str] = field(default_factory=dict)
-        infrastructure: set[str] = field(default_factory=set)
-        empty_not_passing: bool = False
-        stripped: set[str] | None = None  # kills the then-stripped test still makes
-        stripped_not_passing: bool = False
-        stripped_targets: list[StepDefRef] = field(default_factory=list)
-        runs: int = 0
-        build_failures: list[str] = field(default_factory=list)
-
-    def judge_instance(inst: Instance) -> Result:
+    def judge_instance(inst: Instance) -> InstanceRuns:
         record = gold[inst.id]
         suite = suite_of[inst.id]
         side = layout.side(suite.package)
         sites_of = {s.key: s for s in side.sites()}
-        row_timeout = _row_timeout(record, timeout)
-        result = Result()
+        timeout_of_row = row_timeout(record, timeout)
+        result = InstanceRuns()
         ground_truth = program("ground-truth", suite, {})
         assert isinstance(ground_truth, TestProgram)
-        verdict, _ = ground_truth.run(inst, 0, row_timeout)
+        verdict, _ = ground_truth.run(inst, 0, timeout_of_row)
         result.runs += 1
         result.clean_passed = verdict is RunVerdict.survived
         if not result.clean_passed:
@@ -226,7 +200,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             return rows_covering(coverage, by_id[mutant_id])
 
         for mutant in pools[inst.id]:
-            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], row_timeout, rows=rows(mutant.id))
+            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], timeout_of_row, rows=rows(mutant.id))
             result.runs += 1
             result.verdicts[mutant.id] = str(verdict)
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
@@ -241,26 +215,26 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")
                 result.empty_not_passing = True
             else:
-                result.empty_not_passing = not _passes(empty, inst, row_timeout, result)
+                result.empty_not_passing = not _passes(empty, inst, timeout_of_row, result)
                 if not result.empty_not_passing:
                     for mutant_id in sorted(kills):
-                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], row_timeout, rows=rows(mutant_id))
+                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], timeout_of_row, rows=rows(mutant_id))
                         result.runs += 1
                         if verdict is RunVerdict.killed:
                             result.infrastructure.add(mutant_id)
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
-                result.stripped_targets = _stripped_targets(record, files)
+                result.stripped_targets = stripped_targets(record, files)
                 stripped = program("then-stripped", suite, files["then-stripped"])
                 if isinstance(stripped, str):
                     result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
                     result.stripped, result.stripped_not_passing = set(), True
-                elif not _passes(stripped, inst, row_timeout, result):
+                elif not _passes(stripped, inst, timeout_of_row, result):
                     result.stripped, result.stripped_not_passing = set(), True
                 else:
                     result.stripped = set()
                     for mutant_id in sorted(remaining):
-                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], row_timeout,
+                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], timeout_of_row,
                                                   rows=rows(mutant_id))
                         result.runs += 1
                         if verdict is RunVerdict.killed:
@@ -275,48 +249,15 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         results = dict(zip((i.id for i in order), pool.map(judge_instance, order)))
     timed("runs")
 
-    updated: dict[str, GoldTest] = {}
-    for inst in instances:
-        result = results[inst.id]
-        kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed} if result.clean_passed else set()
-        kills -= result.infrastructure
-        dependent = sorted(kills - result.stripped) if result.stripped is not None else []
-        hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
-        updated[inst.id] = gold[inst.id].model_copy(update={
-            "pool": sorted(m.id for m in pools[inst.id]),
-            "kills": sorted(kills),
-            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in INFRASTRUCTURE},
-            "assertion_dependent": dependent,
-            "hidden_kills": sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
-                                                           for f, a, b in hidden)),
-            "then_stripped_targets": result.stripped_targets if result.stripped is not None else [],
-            "infrastructure_kills": sorted(result.infrastructure),
-        })
-    verdicts = Counter(v for r in results.values() for v in r.verdicts.values())
-    summary: dict[str, Any] = {
-        "generator": "req2test Go mutants (tree-sitter-go, behave's operator families) compiled as mutant "
-                     "schemata; the mutant selected per process through fd 3",
-        "mutants_generated": len(generated),
-        "mutated_files": len(covered_files),
-        **mutation_statistics(mutants, instances, updated),
-        "mutants_dropped_by_compiler": len(schemata.dropped),
-        "schemata_builds": schemata.builds,
-        "schemata_seconds": round(schemata.seconds, 1),
-        "infrastructure_kills": sum(len(r.infrastructure) for r in results.values()),
-        "instances_with_infrastructure_kills": sum(1 for r in results.values() if r.infrastructure),
-        "empty_test_not_passing": sum(1 for r in results.values() if r.empty_not_passing),
-        "then_stripped_not_passing": sum(1 for r in results.values() if r.stripped_not_passing),
-        "schemata_clean_not_passing": sorted(i for i, r in results.items() if not r.clean_passed),
-        "ground_truth_verdicts": dict(sorted(verdicts.items())),
-        "test_programs_compiled": len(programs),
-        "test_program_compile_seconds": round(compile_seconds[0], 1),
-        "runs": sum(r.runs for r in results.values()),
-        "build_failures": [f for r in results.values() for f in r.build_failures][:20],
-        "fresh_process_fallbacks": 0,
-        "phase_seconds": seconds,
-        "covered_lines": "the traced isolation run's coverage profile (-test.coverprofile, set mode) less what "
-                         "loading the suite covers",
-    }
+    updated = gold_updates(instances, gold, pools, results, by_id)
+    summary = stage_summary(
+        "req2test Go mutants (tree-sitter-go, behave's operator families) compiled as mutant schemata; the "
+        "mutant selected per process through fd 3", len(generated), len(covered_files), mutants, instances, updated,
+        results, schemata,
+        test_programs_compiled=len(programs), test_program_compile_seconds=round(compile_seconds[0], 1),
+        fresh_process_fallbacks=0, phase_seconds=seconds,
+        covered_lines="the traced isolation run's coverage profile (-test.coverprofile, set mode) less what "
+                      "loading the suite covers")
     for prog in programs.values():
         if isinstance(prog, TestProgram):
             prog.binary.unlink(missing_ok=True)
@@ -329,41 +270,10 @@ def _passes(prog: TestProgram, inst: Instance, timeout: float, result: Any) -> b
     return verdict is RunVerdict.survived
 
 
-def _stripped_targets(record: GoldTest, files: dict[str, dict[str, str]]) -> list[StepDefRef]:
-    """The instance's registrations whose handler the then-stripped files changed."""
-    changed = {rel for rel, text in files["then-stripped"].items() if text != files["oracle"].get(rel)}
-    refs = {b.binding.key: b.binding for b in record.bindings if b.role == "then" and b.binding.file in changed}
-    return [refs[k] for k in sorted(refs)]
-
-
 def fresh_check(framework: Any, work: Path, instances: list[Instance], gold: dict[str, GoldTest],
                 mutants: dict[str, Mutant], timeout: float, workers: int, progress: Progress) -> dict[str, Any]:
     """Replay a sample of the schemata verdicts as plain rebuilds with the mutant on disk."""
-    rng = random.Random(0)
-    kills = [(i, m) for i in instances for m in gold[i.id].kills]
-    survivors = [(i, m) for i in instances for m in gold[i.id].pool
-                 if m not in gold[i.id].kills and m not in gold[i.id].excluded_mutants
-                 and m not in gold[i.id].infrastructure_kills]
-    sample = rng.sample(kills, min(len(kills), FRESH_SAMPLE // 2))
-    sample += rng.sample(survivors, min(len(survivors), FRESH_SAMPLE - len(sample)))
-    progress.stage(f"fresh-process check ({len(sample)} pairs, a plain rebuild each)", len(sample))
-
-    def replay(pair: tuple[Instance, str]) -> tuple[str, str, str]:
-        inst, mutant_id = pair
-        req = inst.requirement
-        fresh = framework.fresh_run(work, [], req.feature_file, req.run_lines, mutants[mutant_id],
-                                    _row_timeout(gold[inst.id], timeout), "")
-        expected = "killed" if mutant_id in gold[inst.id].kills else "survived"
-        progress.advance()
-        return inst.id, mutant_id, f"{expected}/{fresh.verdict}"
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        outcomes = list(pool.map(replay, sample))
-    disagreements = [f"{i} {m}: schemata/fresh = {v}" for i, m, v in outcomes if v.split("/")[0] != v.split("/")[1]]
-    return {"sampled": len(outcomes), "kills_sampled": sum(1 for *_, v in outcomes if v.startswith("killed")),
-            "agree": len(outcomes) - len(disagreements), "disagreements": disagreements,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return shared_fresh_check(framework, work, instances, gold, mutants, timeout, workers, progress)
 
 
 __all__ = ["FRESH_SAMPLE", "RowCoverage", "TestProgram", "fresh_check", "rows_covering", "run_mutation_stage", "schemata_tree"]

@@ -1,0 +1,154 @@
+"""What the mutant stages of the compiled frameworks (godog, Cucumber-JVM) share: one run per
+(row, mutant) selected from a schemata build, so they judge each instance the same way and
+record the same things.
+
+- ``rows_covering``: a mutant runs only in the rows whose clean run reached one of its lines;
+- ``row_timeout``: what a mutant's row run may take;
+- ``InstanceRuns``: what judging one instance found (ground-truth verdicts, the empty test's
+  infrastructure kills, the then-stripped test's kills);
+- ``gold_updates``/``stage_summary``: the gold records and the card's summary from those;
+- ``fresh_check``: a sample of the verdicts replayed through the framework's reference run
+  (``Framework.fresh_run``: a plain rebuild with the mutant on disk, fresh processes).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.builder.stats import mutation_statistics
+from bench.judging import RunVerdict
+from bench.model import GoldTest, Instance, Mutant, StepDefRef
+from bench.mutation.executor import INFRASTRUCTURE
+from bench.progress import Progress
+
+FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed by the reference run, half of them kills
+MIN_TIMEOUT = 5.0  # seconds a mutant row run gets at least (a looping mutant costs this much: on
+# coddy-agent timeouts were a fifth of the mutant stage at 10 s, while its scenarios run in 0.02-0.3 s) ...
+TIMEOUT_FACTOR = 20.0  # ... or this many times the row's clean run
+
+RowCoverage = dict[int, dict[str, set[int]] | None]  # row line -> its clean run's covered lines (None: unknown)
+
+
+def rows_covering(coverage: RowCoverage, mutant: Mutant) -> list[int]:
+    """The rows whose clean run executed a line of ``mutant``: the only rows it can change. A run
+    does not reach a line it did not cover with the original code unless something before it
+    differs, and nothing before it does (coverage-based test selection, as PIT's). A row without
+    coverage always runs."""
+    wanted = set(mutant.lines)
+    return [line for line, lines in coverage.items() if lines is None or wanted & lines.get(mutant.file, set())]
+
+
+def row_timeout(record: GoldTest, cap: float) -> float:
+    return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
+
+
+@dataclass
+class InstanceRuns:
+    """What the mutant stage found for one instance."""
+
+    clean_passed: bool = False
+    verdicts: dict[str, str] = field(default_factory=dict)  # mutant id -> the ground truth's verdict
+    infrastructure: set[str] = field(default_factory=set)  # kills the empty test makes too
+    empty_not_passing: bool = False
+    stripped: set[str] | None = None  # kills the then-stripped test still makes (None: not run)
+    stripped_not_passing: bool = False
+    stripped_targets: list[StepDefRef] = field(default_factory=list)
+    runs: int = 0
+    build_failures: list[str] = field(default_factory=list)
+
+
+def stripped_targets(record: GoldTest, files: dict[str, dict[str, str]]) -> list[StepDefRef]:
+    """The instance's Then step definitions whose files the then-stripped test changed."""
+    changed = {rel for rel, text in files["then-stripped"].items() if text != files["oracle"].get(rel)}
+    refs = {b.binding.key: b.binding for b in record.bindings if b.role == "then" and b.binding.file in changed}
+    return [refs[k] for k in sorted(refs)]
+
+
+def gold_updates(instances: list[Instance], gold: dict[str, GoldTest], pools: dict[str, list[Mutant]],
+                 results: dict[str, InstanceRuns], by_id: dict[str, Mutant]) -> dict[str, GoldTest]:
+    """Each instance's gold record with its pool, kills and their subsets."""
+    updated: dict[str, GoldTest] = {}
+    for inst in instances:
+        result = results[inst.id]
+        kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed} if result.clean_passed else set()
+        kills -= result.infrastructure
+        dependent = sorted(kills - result.stripped) if result.stripped is not None else []
+        hidden = [(h.file, h.def_line, h.body_end) for h in inst.view.target_hidden]
+        updated[inst.id] = gold[inst.id].model_copy(update={
+            "pool": sorted(m.id for m in pools[inst.id]),
+            "kills": sorted(kills),
+            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in INFRASTRUCTURE},
+            "assertion_dependent": dependent,
+            "hidden_kills": sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
+                                                           for f, a, b in hidden)),
+            "then_stripped_targets": result.stripped_targets if result.stripped is not None else [],
+            "infrastructure_kills": sorted(result.infrastructure),
+        })
+    return updated
+
+
+def stage_summary(generator: str, generated: int, mutated_files: int, mutants: list[Mutant],
+                  instances: list[Instance], updated: dict[str, GoldTest], results: dict[str, InstanceRuns],
+                  schemata: Any, **extra: Any) -> dict[str, Any]:
+    """The card's mutation summary (``schemata``: the build's ``dropped``, ``builds``, ``seconds``)."""
+    verdicts = Counter(v for r in results.values() for v in r.verdicts.values())
+    return {
+        "generator": generator,
+        "mutants_generated": generated,
+        "mutated_files": mutated_files,
+        **mutation_statistics(mutants, instances, updated),
+        "mutants_dropped_by_compiler": len(schemata.dropped),
+        "schemata_builds": schemata.builds,
+        "schemata_seconds": round(schemata.seconds, 1),
+        "infrastructure_kills": sum(len(r.infrastructure) for r in results.values()),
+        "instances_with_infrastructure_kills": sum(1 for r in results.values() if r.infrastructure),
+        "empty_test_not_passing": sum(1 for r in results.values() if r.empty_not_passing),
+        "then_stripped_not_passing": sum(1 for r in results.values() if r.stripped_not_passing),
+        "schemata_clean_not_passing": sorted(i for i, r in results.items() if not r.clean_passed),
+        "ground_truth_verdicts": dict(sorted(verdicts.items())),
+        "runs": sum(r.runs for r in results.values()),
+        "build_failures": [f for r in results.values() for f in r.build_failures][:20],
+        **extra,
+    }
+
+
+def fresh_check(framework: Any, root: Path, instances: list[Instance], gold: dict[str, GoldTest],
+                mutants: dict[str, Mutant], timeout: float, workers: int, progress: Progress,
+                timeout_of: Callable[[GoldTest, float], float] = row_timeout) -> dict[str, Any]:
+    """Replay a sample of the schemata verdicts through ``framework.fresh_run`` on ``root``."""
+    rng = random.Random(0)
+    kills = [(i, m) for i in instances for m in gold[i.id].kills]
+    survivors = [(i, m) for i in instances for m in gold[i.id].pool
+                 if m not in gold[i.id].kills and m not in gold[i.id].excluded_mutants
+                 and m not in gold[i.id].infrastructure_kills]
+    sample = rng.sample(kills, min(len(kills), FRESH_SAMPLE // 2))
+    sample += rng.sample(survivors, min(len(survivors), FRESH_SAMPLE - len(sample)))
+    progress.stage(f"fresh-process check ({len(sample)} pairs, a plain rebuild each)", len(sample))
+
+    def replay(pair: tuple[Instance, str]) -> tuple[str, str, str]:
+        inst, mutant_id = pair
+        req = inst.requirement
+        fresh = framework.fresh_run(root, [], req.feature_file, req.run_lines, mutants[mutant_id],
+                                    timeout_of(gold[inst.id], timeout), "")
+        expected = "killed" if mutant_id in gold[inst.id].kills else "survived"
+        progress.advance()
+        return inst.id, mutant_id, f"{expected}/{fresh.verdict}"
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        outcomes = list(pool.map(replay, sample))
+    disagreements = [f"{i} {m}: schemata/fresh = {v}" for i, m, v in outcomes if v.split("/")[0] != v.split("/")[1]]
+    return {"sampled": len(outcomes), "kills_sampled": sum(1 for *_, v in outcomes if v.startswith("killed")),
+            "agree": len(outcomes) - len(disagreements), "disagreements": disagreements,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+__all__ = ["FRESH_SAMPLE", "MIN_TIMEOUT", "TIMEOUT_FACTOR", "InstanceRuns", "RowCoverage", "fresh_check",
+           "gold_updates", "row_timeout", "rows_covering", "stage_summary", "stripped_targets"]
