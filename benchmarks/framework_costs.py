@@ -9,9 +9,10 @@ For each ``NAME=DATASET`` (built by ``req2test build``):
    the median seconds per kill-complete prediction, and each dataset's median over the first's.
 
 With ``--shared`` the sample is drawn from the requirements every dataset has (the same
-algorand-sdk-testing scenario in py-algorand-sdk, js-algorand-sdk, go-algorand-sdk: the feature
-file's path below its features directory and the scenario's name), so the ratios compare one
-requirement judged in each language.
+algorand-sdk-testing scenario in py-algorand-sdk, js-algorand-sdk, go-algorand-sdk,
+java-algorand-sdk: its requirement family, ``bench.families.family_key``: Feature title, scenario
+name and number of runnable rows, whatever the path), so the ratios compare one requirement judged
+in each language.
 
 Usage:
     python benchmarks/framework_costs.py behave=runs/py-algo go=runs/go-algo --sample 12 --shared
@@ -30,23 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.calibrate import calibration_predictions  # noqa: E402
-from bench.dataset import load_dataset  # noqa: E402
-from bench.evaluate import EvaluateOptions, evaluate  # noqa: E402
-
-
-def requirement_key(dataset_root: Path, instance_id: str) -> str:
-    """The requirement's identity across repositories: the feature's path below its features
-    directory, the scenario's name and its number of runnable rows."""
-    dataset = load_dataset(dataset_root)
-    inst = dataset.instance(instance_id)
-    project = dataset.project(inst.project)
-    req = inst.requirement
-    # below the last ``features/`` directory (behave's features dir is often its parent, ``tests``)
-    feature = req.feature_file.removeprefix(project.features_dir.rstrip("/") + "/")
-    if "features/" in req.feature_file:
-        feature = req.feature_file.rsplit("features/", 1)[1]
-    return f"{feature}::{req.scenario_name}::{len(req.run_lines)}"
+from bench.calibrate import calibration_predictions
+from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, evaluate
+from bench.families import unique_families
 
 
 def main() -> None:
@@ -66,7 +54,7 @@ def main() -> None:
         named[name] = Path(path)
 
     print("== build seconds by stage (measured when each dataset was built)")
-    candidates: dict[str, dict[str, str]] = {}  # name -> requirement key -> instance id
+    candidates: dict[str, dict[str, str]] = {}  # name -> requirement family -> instance id
     for name, root in named.items():
         dataset = load_dataset(root)
         card = dataset.card
@@ -76,7 +64,8 @@ def main() -> None:
         if phases:
             print(f"{'':>10}  mutant stage: " + ", ".join(f"{k} {v:.0f}" for k, v in phases.items()))
         gold = dataset.load_gold()
-        candidates[name] = {requirement_key(root, i.id): i.id for i in dataset.instances if gold[i.id].kills}
+        # family key -> instance id (a scenario a dataset holds twice matches nothing)
+        candidates[name] = unique_families(i for i in dataset.instances if gold[i.id].kills)
 
     rng = random.Random(args.seed)
     samples: dict[str, list[str]] = {}

@@ -92,6 +92,62 @@ def summary(
     print_summary(dataset)
 
 
+def families_command(
+    datasets: Annotated[list[Path], typer.Argument(help="Dataset directories written by `req2test build`.")],
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write DIR/<dataset directory>.txt: the ids of each dataset's instances of the "
+                               "requirements every dataset has (an experiment's `instances: {file: ...}`).")] = None,
+    scored: Annotated[bool, typer.Option("--scored", help="Only the cards' scored instances.")] = False,
+) -> None:
+    """The requirement families several datasets share: the same Gherkin scenario in other repositories
+    (e.g. algorand-sdk-testing's in py-, js-, go- and java-algorand-sdk), matched by Feature title, scenario
+    name and number of runnable rows, never by path. Prints each dataset's language and families, the shared
+    families of each pair and of all; -o writes each dataset's instance ids of the requirements all share.
+
+    Examples:
+
+      req2test families datasets/py-algo datasets/go-algo datasets/java-algo
+
+      req2test families datasets/py-algo datasets/go-algo -o shared/   # shared/py-algo.txt, shared/go-algo.txt
+    """
+    from bench.families import overlaps, unique_families
+
+    names = [path.resolve().name for path in datasets]
+    if len(set(names)) < len(names):
+        raise fail("two dataset directories have the same name; the name labels each dataset")
+    unique: dict[str, dict[str, str]] = {}
+    order: dict[str, list[str]] = {}
+    table = Table("dataset", "language", "instances", "families", "ambiguous", title="requirement families")
+    for name, path in zip(names, datasets):
+        try:
+            dataset = load_dataset(path)
+        except DatasetError as exc:
+            raise fail(str(exc)) from None
+        scored_ids = set(dataset.card.scored_instances)
+        instances = [i for i in dataset.instances if not scored or i.id in scored_ids]
+        unique[name] = unique_families(instances)
+        order[name] = [i.id for i in instances]
+        grouped = dataset.families(scored_only=scored)
+        table.add_row(escape(name), escape(dataset.language), str(len(instances)), str(len(grouped)),
+                      str(sum(1 for ids in grouped.values() if len(ids) > 1)))
+    out.print(table)
+    shared = Table("datasets", "shared families", title="shared families (held twice: left out)")
+    for members, count in overlaps({name: keys for name, keys in unique.items()}):
+        shared.add_row(escape(" + ".join(members)), str(count))
+    out.print(shared)
+    if output is not None:
+        common = set.intersection(*(set(keys) for keys in unique.values()))
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+            for name, keys in unique.items():
+                wanted = {keys[k] for k in common}
+                ids = [i for i in order[name] if i in wanted]  # dataset order
+                (output / f"{name}.txt").write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"{output}: cannot write ({exc.strerror})") from None
+        console.print(f"wrote {len(common)} instance ids per dataset to {output}/", highlight=False)
+
+
 def evaluate_command(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="predictions.jsonl: one prediction a line.")],
@@ -414,7 +470,7 @@ def _resolve_commit(repo: Path, name: str) -> str:
     return found.stdout.strip()
 
 
-def print_exclusion_examples(card) -> None:  # noqa: ANN001  (a DatasetCard)
+def print_exclusion_examples(card) -> None:
     """Per exclusion reason: how many, and the first error of one example (the first with a detail)."""
     by_reason: dict[str, list] = {}
     for exclusion in card.exclusions:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bench.families import families as group_families
+from bench.families import family_key, language_label
 from bench.model import DatasetCard, GoldTest, Instance, ProjectRecord
 
 
@@ -43,6 +45,22 @@ class Dataset:
             if project.name == name:
                 return project
         raise DatasetError(f"no project {name!r} in {self.root}")
+
+    def family(self, instance_id: str) -> str:
+        """The requirement family of an instance: the same requirement in another repository or
+        language has the same key (``bench.families.family_key``)."""
+        return family_key(self.instance(instance_id))
+
+    def families(self, scored_only: bool = False) -> dict[str, list[str]]:
+        """Family key → the ids of this dataset's instances of that family (one id, unless the dataset
+        repeats a scenario); ``scored_only``: the card's scored instances only."""
+        scored = set(self.card.scored_instances) if scored_only else None
+        return group_families(i for i in self.instances if scored is None or i.id in scored)
+
+    @property
+    def language(self) -> str:
+        """The language and framework of the dataset's tests, e.g. ``Go (godog 0.14.1)``."""
+        return language_label(self.card.projects)
 
     def load_gold(self) -> dict[str, GoldTest]:
         """Every gold record by instance id (a fresh dict each call; the records are read once)."""

@@ -9,7 +9,9 @@ Two layouts are accepted (notes/issue6-layout.md):
   configuration named after the directory;
 - a directory of evaluate run dirs (``req2test calibrate -o DIR``): one configuration per child.
 
-A configuration is selected on the command line as ``RUN:CONFIG``.
+A configuration is selected on the command line as ``RUN:CONFIG``. Several runs read together
+(``load_runs``: e.g. one experiment per dataset, reported side by side) name each configuration
+``RUN:CONFIG`` after its run directory.
 """
 
 from __future__ import annotations
@@ -195,6 +197,27 @@ def load_configs(path: Path) -> list[ConfigData]:
     if duplicates:
         raise RunsError(f"{path}: configuration {duplicates[0]!r} appears in more than one directory")
     return sorted(configs, key=lambda c: c.name)
+
+
+def load_runs(paths: list[Path]) -> list[ConfigData]:
+    """The configurations of several run directories, in the order given; with more than one run each is named
+    ``RUN:CONFIG`` (RUN: the directory's name), so the same configuration of two runs (the same experiment on two
+    datasets) stays two. Its ``record.name`` keeps the name the run gave it."""
+    if len(paths) == 1:
+        return load_configs(paths[0])
+    resolved = [Path(p).resolve() for p in paths]
+    repeated = sorted({str(p) for p in paths if resolved.count(Path(p).resolve()) > 1})
+    if repeated:
+        raise RunsError(f"{repeated[0]}: the same run directory is given twice")
+    labels = [r.name for r in resolved]
+    twins = sorted({label for label in labels if labels.count(label) > 1})
+    if twins:
+        raise RunsError(f"two run directories are named {twins[0]!r}: rename one (a run's directory name "
+                        f"prefixes its configurations)")
+    configs: list[ConfigData] = []
+    for path, label in zip(paths, labels):
+        configs.extend(c.model_copy(update={"name": f"{label}:{c.name}"}) for c in load_configs(path))
+    return configs
 
 
 def split_selection(spec: str) -> tuple[Path, str | None]:

@@ -11,11 +11,11 @@ import typer
 
 from bench import cli as bench_cli
 from harness.cli_agents import agents_app
+from harness.cli_attribute import attribute_command
 from harness.cli_generate import generate_command
 from harness.cli_report import compare_command, report_command
 from harness.cli_run import demo_command, run_command, submit_command
 from harness.cli_show import show_command
-from harness.cli_attribute import attribute_command
 from harness.cli_views import view_command
 from harness.provider.cli import provider_serve
 
@@ -51,6 +51,7 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
 
 app.command("build")(bench_cli.build)
 app.command("summary")(bench_cli.summary)
+app.command("families")(bench_cli.families_command)
 app.command("evaluate")(bench_cli.evaluate_command)
 app.command("calibrate")(bench_cli.calibrate_command)
 app.command("schema")(bench_cli.schema)

@@ -14,8 +14,9 @@ from bench.compare import LABELS, compare, render_comparison_markdown
 from bench.console import console, out
 from bench.explorer import write_instance_pages
 from bench.formatting import pct, pp
-from bench.report import build_report, render_html, render_markdown
-from bench.runs import RunsError, load_configs, select_config
+from bench.report import Report, build_report, render_html, render_markdown
+from bench.report.sections import language_tables
+from bench.runs import RunsError, load_runs, select_config
 
 
 def _p(value: float) -> str:
@@ -97,9 +98,12 @@ def compare_command(
 
 
 def report_command(
-    run: Annotated[Path, typer.Argument(help="A `req2test run` directory (configs/*/) or a `req2test evaluate` one.")],
+    runs: Annotated[list[Path], typer.Argument(
+        help="A `req2test run` directory (configs/*/) or a `req2test evaluate` one; several are reported together "
+             "(e.g. one experiment per dataset of one requirement corpus).")],
     output_dir: Annotated[Path | None, typer.Option("--output", "-o",
-                                                    help="Where report.md and report.html go (default: RUN).")]
+                                                    help="Where report.md and report.html go (default: RUN; "
+                                                         "needed with several runs).")]
     = None,
     title: Annotated[str | None, typer.Option(help="Report title (default: the run directory's name).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
@@ -110,18 +114,28 @@ def report_command(
     kill-complete pass); cost vs KillComplete@1 with its Pareto frontier; best-of-n vs single.
     The HTML is one self-contained file (inline CSS and SVG).
 
+    Several runs are reported together, their configurations named RUN:CONFIG. Where a configuration
+    of one name was scored on several datasets of one requirement corpus (the algorand SDK scenarios
+    in Python, TypeScript, Go, Java), the report adds a table per language on the requirements every
+    one of those datasets has, with paired tests between the languages.
+
     Examples:
 
       req2test report runs/exp1
 
       req2test report runs/mini -o reports/mini --title "gpt-5-mini, target-hidden"
+
+      req2test report runs/cal-py runs/cal-go runs/cal-java -o reports/algorand-languages
     """
+    if len(runs) > 1 and output_dir is None:
+        raise fail(f"{len(runs)} runs: give --output/-o, the directory their report goes to")
     try:
-        configs = load_configs(run)
+        configs = load_runs(runs)
     except RunsError as exc:
         raise fail(str(exc)) from None
-    report = build_report(configs, title or f"req2test report: {run.resolve().name}", resamples=resamples)
-    target = output_dir if output_dir is not None else run
+    default_title = "req2test report: " + " + ".join(run.resolve().name for run in runs)
+    report = build_report(configs, title or default_title, resamples=resamples)
+    target = output_dir if output_dir is not None else runs[0]
     try:
         target.mkdir(parents=True, exist_ok=True)
         md, page = target / "report.md", target / "report.html"
@@ -130,6 +144,19 @@ def report_command(
     except OSError as exc:
         raise fail(f"{target}: cannot write the report ({exc.strerror})") from None
     console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}", highlight=False)
+    print_languages(report)
     # paths are for scripts: never wrapped at the terminal's width
     out.print(str(md), highlight=False, soft_wrap=True)
     out.print(str(page), highlight=False, soft_wrap=True)
+
+
+def print_languages(report: Report) -> None:
+    """The per-language tables of the report (nothing for a report of one dataset)."""
+    for group in report.languages:
+        titles = (f"{group.config}: {group.shared} shared requirements, per language",
+                  f"{group.config}: languages paired (B − A; two-sided exact McNemar)")
+        for title, section_table in zip(titles, language_tables(group)):
+            table = Table(*section_table.headers[1:], title=escape(title), title_justify="left")
+            for row in section_table.rows:
+                table.add_row(*(escape(cell) for cell in row[1:]))
+            out.print(table)

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from bench.cli import fail
 from bench.console import out
-from bench.explorer import instance_page
+from bench.dataset import DatasetError, load_dataset
+from bench.explorer import dataset_of, instance_page
 from bench.formatting import num
-from bench.runs import RunsError, load_configs, select_config, split_selection
+from bench.runs import ConfigData, RunsError, load_configs, select_config, split_selection
 
 STATUS = {"passed": "[green]passed[/]", "failed": "[bold red]failed[/]", "not reached": "[dim]not reached[/]",
           "not judged": "[dim]not judged[/]"}
@@ -62,13 +63,24 @@ def show_command(
         except KeyError:
             continue
         shown += 1
-        _print_page(page, trajectory)
+        _print_page(page, trajectory, _family(config, instance))
     if not shown:
         raise fail(f"no instance {instance!r} in {run} (req2test show {run} lists them)")
 
 
-def _print_page(page, trajectory: bool) -> None:
+def _family(config: ConfigData, instance_id: str) -> str | None:
+    """The instance's requirement family (bench.families), when its dataset is where the run says."""
+    path = dataset_of(config)
+    try:
+        return load_dataset(path).family(instance_id) if path is not None else None
+    except DatasetError:
+        return None
+
+
+def _print_page(page, trajectory: bool, family: str | None = None) -> None:
     out.rule(f"{escape(page.instance_id)} · {escape(page.config)}")
+    if family is not None:
+        out.print(f"requirement family: {escape(family)}", soft_wrap=True, highlight=False)
     out.print(f"outcome: [bold]{escape(page.outcome)}[/]" + (f" (agent ended: {escape(page.end_reason)})"
                                                              if page.end_reason else ""))
     out.print("ladder: " + " → ".join(f"{r.stage} {STATUS[r.status]}" for r in page.ladder))

@@ -22,6 +22,9 @@ from bench.report.model import (
     EpochRow,
     Estimate,
     InstanceRow,
+    LanguageGroup,
+    LanguagePair,
+    LanguageRow,
     PairedRow,
     ProjectMetrics,
     Report,
@@ -29,5 +32,5 @@ from bench.report.model import (
 from bench.report.statistics import build_report, pareto_frontier
 
 __all__ = ["BestOfGroup", "BestOfRow", "ConfigSummary", "Efficiency", "EpochRow", "Estimate", "InstanceRow",
-           "PairedRow", "ProjectMetrics", "Report", "build_report", "pareto_frontier", "render_html",
+           "LanguageGroup", "LanguagePair", "LanguageRow", "PairedRow", "ProjectMetrics", "Report", "build_report", "pareto_frontier", "render_html",
            "render_markdown"]

@@ -127,6 +127,49 @@ class InstanceRow(BaseModel):
     cells: dict[str, str] = Field(default_factory=dict, description="config name → outcome")
 
 
+class LanguageRow(BaseModel):
+    """One configuration on one dataset of a requirement corpus, on the requirements every dataset has."""
+
+    label: str = Field(description="what the tables call it: the language, with the dataset where two share one")
+    language: str = Field(description="of the dataset's tests, from its framework (Python, TypeScript, Go, Java)")
+    framework: str = Field(description="the card's runner, e.g. godog 0.14.1")
+    dataset: str = Field(description="the dataset card's name")
+    config: str = Field(description="the configuration as the report names it")
+    results: int = Field(description="instances the configuration scored on this dataset")
+    n: int = Field(description="shared requirements (the table's rows)")
+    n_exec: int
+    passes: int
+    kill_complete_passes: int
+    pass_at_1: Estimate
+    kill_complete_at_1: Estimate
+
+
+class LanguagePair(BaseModel):
+    """Two languages paired requirement by requirement (B against A)."""
+
+    a: str
+    b: str
+    n_paired: int
+    pass_difference: Estimate = Field(description="Pass@1 of B - A, 95% cluster-bootstrap CI")
+    pass_b_over_a: int
+    pass_a_over_b: int
+    pass_p: float = Field(description="exact McNemar, two-sided (twice the smaller one-sided p, at most 1)")
+    kc_difference: Estimate
+    kc_b_over_a: int
+    kc_a_over_b: int
+    kc_p: float
+
+
+class LanguageGroup(BaseModel):
+    """One configuration (matched by name) scored on several datasets of one requirement corpus,
+    restricted to the requirement families (bench.families) every one of them scored."""
+
+    config: str = Field(description="the configuration's name in each run")
+    shared: int = Field(description="requirement families every dataset of the group scored")
+    rows: list[LanguageRow]
+    pairs: list[LanguagePair]
+
+
 class Report(BaseModel):
     title: str
     runs: list[str]
@@ -137,6 +180,8 @@ class Report(BaseModel):
     paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
     instances: list[InstanceRow] = Field(default_factory=list)
     epochs: list[EpochRow] = Field(default_factory=list)
+    languages: list[LanguageGroup] = Field(default_factory=list, description="the same configuration on several "
+                                           "datasets, per language, on the requirements they share")
     bootstrap: dict[str, Any]
     notes: list[str]
 

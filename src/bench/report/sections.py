@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bench.formatting import num, pct, pp
-from bench.report.model import STAGES, Estimate, Report
+from bench.report.model import STAGES, Estimate, LanguageGroup, Report
 
 
 def money_text(value: float | None) -> str:
@@ -69,6 +69,9 @@ def build_sections(report: Report, links: dict[tuple[str, str], str] | None = No
         [[c.name, p.project, str(p.n), str(p.n_exec), pct(p.pass_at_1), pct(p.kill_complete_at_1),
           num(p.api_f1), num(p.coverage_jaccard), num(p.mutant_recall)] for c in cs for p in c.projects],
         numeric_from=2)]))
+    if report.languages:
+        sections.append(Section("Across languages (shared requirements)", text=[LANGUAGES_TEXT],
+                                tables=[t for group in report.languages for t in language_tables(group)]))
     sections.append(Section(
         "Outcome stages",
         text=[("First failing stage of each instance (docs/evaluation.md#outcomes-the-first-failing-stage); infrastructure failures are counted apart and "
@@ -152,6 +155,30 @@ def build_sections(report: Report, links: dict[tuple[str, str], str] | None = No
     if report.notes:
         sections.append(Section("Notes", text=list(report.notes)))
     return sections
+
+
+LANGUAGES_TEXT = (
+    "The same configuration scored on datasets of one requirement corpus in several languages (matched by "
+    "configuration name), restricted to the requirements every one of those datasets has: the requirement family "
+    "of an instance is its Feature title and scenario name (whitespace-normalised, case-folded) and its number of "
+    "runnable rows, never its file path (bench.families). \"shared / scored\": shared requirements of the "
+    "instances the configuration scored. Pass@1 over N_exec and KC@1 with 95% cluster-bootstrap CIs; pairs of "
+    "languages requirement by requirement: B>A / A>B count the discordant requirements, p is the two-sided exact "
+    "McNemar test, differences (B − A) carry 95% cluster-bootstrap CIs.")
+
+
+def language_tables(group: LanguageGroup) -> list[Table]:
+    """A group's per-language table and its table of paired languages (the terminal prints the same)."""
+    rows = Table(["config", "language", "framework", "dataset", "shared / scored", "N_exec", "Pass@1 [95% CI]",
+                  "KC@1 [95% CI]"],
+                 [[r.config, r.label, r.framework, r.dataset, f"{r.n} / {r.results}", str(r.n_exec),
+                   est_text(r.pass_at_1), est_text(r.kill_complete_at_1)] for r in group.rows], numeric_from=4)
+    pairs = Table(["config", "A", "B", "pairs", "Δ Pass@1 [95% CI]", "B>A / A>B", "p", "Δ KC@1 [95% CI]",
+                   "B>A / A>B", "p"],
+                  [[group.config, r.a, r.b, str(r.n_paired), _diff(r.pass_difference),
+                    f"{r.pass_b_over_a} / {r.pass_a_over_b}", _pvalue(r.pass_p), _diff(r.kc_difference),
+                    f"{r.kc_b_over_a} / {r.kc_a_over_b}", _pvalue(r.kc_p)] for r in group.pairs], numeric_from=3)
+    return [rows, pairs]
 
 
 def _diff(e: Estimate) -> str:

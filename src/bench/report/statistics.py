@@ -1,15 +1,22 @@
 """Computing the report: per-configuration estimates with cluster-bootstrap CIs, efficiency, the
-Pareto frontier, best-of-n groups, paired tests, epochs and the per-instance grid."""
+Pareto frontier, best-of-n groups, paired tests, epochs, the per-instance grid and, for configurations
+scored on several datasets of one requirement corpus, the per-language table."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.compare import compare
+from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.explorer import dataset_of
+from bench.families import language, shared_families, unique_families
+from bench.model import InstanceResult
 from bench.report.model import (
     INFRA,
     STAGES,
@@ -20,6 +27,9 @@ from bench.report.model import (
     EpochRow,
     Estimate,
     InstanceRow,
+    LanguageGroup,
+    LanguagePair,
+    LanguageRow,
     PairedRow,
     ProjectMetrics,
     Report,
@@ -116,11 +126,11 @@ def pareto_frontier(points: dict[str, tuple[float, float]]) -> list[str]:
 
 
 def _best_of_n(summaries: list[ConfigSummary]) -> list[BestOfGroup]:
-    groups: dict[str, list[ConfigSummary]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[ConfigSummary]] = defaultdict(list)
     for s in summaries:
-        groups[s.base].append(s)
+        groups[(s.run, s.base)].append(s)  # the same arm in two runs reported together is two groups
     out = []
-    for base, members in sorted(groups.items()):
+    for (_, base), members in sorted(groups.items()):
         if len(members) < 2:
             continue
         order = {"single": 0, "arm": 1, "selector": 2}
@@ -146,6 +156,7 @@ def _best_of_n(summaries: list[ConfigSummary]) -> list[BestOfGroup]:
 def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, seed: int = 0) -> Report:
     """Every view of the report, computed once (render_markdown / render_html only format)."""
     summaries = [_summarize(c, resamples, seed) for c in configs]
+    datasets = {c.name: _resolved(dataset_of(c)) for c in configs}
     points = {s.name: (s.efficiency.cost_per_generation, s.kill_complete_at_1.value) for s in summaries
               if s.efficiency.cost_per_generation is not None and s.kill_complete_at_1.value is not None}
     unknown = [s.name for s in summaries if s.efficiency.cost_per_generation is None]
@@ -163,11 +174,14 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
     refused = [s for s in summaries if s.submission_refusals]
     for s in refused:
         notes.append(f"{s.name} may not be submitted: {'; '.join(s.submission_refusals)}.")
+    languages: list[LanguageGroup] = []
+    if len({d for d in datasets.values() if d is not None}) > 1:  # a report of one dataset has no such table
+        languages = language_groups(configs, datasets, resamples, seed, notes)
     return Report(title=title, runs=sorted({c.run for c in configs}), configs=summaries,
                   frontier=pareto_frontier(points),  # type: ignore[arg-type]
                   unknown_cost=unknown, best_of_n=_best_of_n(summaries),
-                  paired=_paired(configs, resamples, seed), instances=_instance_rows(configs),
-                  epochs=_epochs(summaries, configs),
+                  paired=_paired(configs, resamples, seed, datasets), instances=_instance_rows(configs),
+                  epochs=_epochs(summaries, configs), languages=languages,
                   bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project",
                              "level": 0.95},
                   notes=notes)
@@ -214,20 +228,23 @@ def _instance_rows(configs: list[ConfigData]) -> list[InstanceRow]:
     return list(rows.values())
 
 
-def _paired(configs: list[ConfigData], resamples: int, seed: int) -> list[PairedRow]:
-    """A/B arms against the first arm of their view; selectors against their arm's single."""
+def _paired(configs: list[ConfigData], resamples: int, seed: int,
+            datasets: dict[str, Path | None] | None = None) -> list[PairedRow]:
+    """A/B arms against the first arm of their view; selectors against their arm's single (within a dataset:
+    ``datasets`` maps a configuration to the one it was scored on, when several runs are reported together)."""
     pairs: list[tuple[ConfigData, ConfigData]] = []
-    first_arm: dict[tuple[str | None, int | None], ConfigData] = {}  # per view and epoch
-    singles = {(c.record.arm, c.record.view, c.record.epoch): c for c in configs if c.record.role == "single"}
+    first_arm: dict[tuple[Path | None, str | None, int | None], ConfigData] = {}  # per dataset, view and epoch
+    singles = {(c.run, c.record.arm, c.record.view, c.record.epoch): c for c in configs if c.record.role == "single"}
     for config in configs:
         record = config.record
+        key = ((datasets or {}).get(config.name), record.view, record.epoch)
         if record.role == "arm":
-            if (record.view, record.epoch) in first_arm:
-                pairs.append((first_arm[(record.view, record.epoch)], config))
+            if key in first_arm:
+                pairs.append((first_arm[key], config))
             else:
-                first_arm[(record.view, record.epoch)] = config
-        elif record.role == "selector" and (record.arm, record.view, record.epoch) in singles:
-            pairs.append((singles[(record.arm, record.view, record.epoch)], config))
+                first_arm[key] = config
+        elif record.role == "selector" and (config.run, record.arm, record.view, record.epoch) in singles:
+            pairs.append((singles[(config.run, record.arm, record.view, record.epoch)], config))
     rows = []
     for a, b in pairs[:MAX_PAIRS]:
         if not {r.instance_id for r in a.results} & {r.instance_id for r in b.results}:
@@ -245,3 +262,90 @@ def _paired(configs: list[ConfigData], resamples: int, seed: int) -> list[Paired
             recall_p=recall.p_value if recall is not None and recall.n else None))
     return rows
 
+
+# ----------------------------------------------------------------------------- across languages
+def _resolved(path: Path | None) -> Path | None:
+    return path.resolve() if path is not None else None
+
+
+def _two_sided(one_sided: float, reverse: float) -> float:
+    return round(min(1.0, 2 * min(one_sided, reverse)), 6)
+
+
+def language_groups(configs: list[ConfigData], datasets: dict[str, Path | None], resamples: int, seed: int,
+                    notes: list[str] | None = None) -> list[LanguageGroup]:
+    """Each configuration name scored on two or more datasets: per dataset (language), Pass@1 and KC@1 on the
+    requirement families (``bench.families.family_key``) every one of them scored, and each pair of languages
+    compared requirement by requirement (exact McNemar, two-sided; cluster-bootstrap CIs of the differences).
+
+    ``datasets``: configuration name → the dataset directory it was scored on (None: unknown, left out).
+    A family a dataset holds twice (a repeated scenario) pairs nothing there and is left out."""
+    notes = notes if notes is not None else []
+    loaded: dict[Path, Dataset | None] = {}
+    by_name: dict[str, list[ConfigData]] = defaultdict(list)
+    for config in configs:
+        by_name[config.record.name].append(config)
+    groups = []
+    for name, members in by_name.items():
+        chosen: list[tuple[ConfigData, Dataset]] = []
+        for config in members:
+            path = datasets.get(config.name)
+            if path is None or any(ds.root == path for _, ds in chosen):
+                continue  # a dataset reported twice under one name: its first configuration stands for it
+            if path not in loaded:
+                try:
+                    loaded[path] = load_dataset(path)  # its root is ``path``: resolved, as the keys
+                except DatasetError as exc:
+                    loaded[path] = None
+                    notes.append(f"{config.name}: its dataset cannot be read ({exc}); left out of the "
+                                 f"per-language table.")
+            if loaded[path] is not None:
+                chosen.append((config, loaded[path]))  # type: ignore[arg-type]
+        if len(chosen) < 2:
+            continue
+        by_family: list[dict[str, InstanceResult]] = []
+        for config, dataset in chosen:
+            family_of = {instance_id: key for key, instance_id in unique_families(dataset.instances).items()}
+            by_family.append({family_of[r.instance_id]: r for r in config.results if r.instance_id in family_of})
+        shared = shared_families({c.name: f.keys() for (c, _), f in zip(chosen, by_family)})
+        if not shared:
+            notes.append(f"{name} was scored on {len(chosen)} datasets that share no requirement "
+                         f"({', '.join(ds.card.name for _, ds in chosen)}): no per-language table.")
+            continue
+        labels = _labels([ds for _, ds in chosen])
+        restricted = [config.model_copy(update={"results": [f[key].model_copy(update={"instance_id": key})
+                                                            for key in shared]})
+                      for (config, _), f in zip(chosen, by_family)]
+        rows = []
+        for (config, dataset), label, member in zip(chosen, labels, restricted):
+            data = member.rows()
+            projects = dataset.card.projects
+            rows.append(LanguageRow(
+                label=label, language=" + ".join(dict.fromkeys(language(p) for p in projects)),
+                framework=" + ".join(dict.fromkeys(p.runner.strip() or p.framework for p in projects)),
+                dataset=dataset.card.name, config=config.name, results=len(config.results), n=len(data),
+                n_exec=sum(1 for r in data if r["outcome"] != INFRA),
+                passes=sum(1 for r in data if r["outcome"] == "pass"),
+                kill_complete_passes=sum(1 for r in data if r["outcome"] == "pass" and r["kill_complete"]),
+                pass_at_1=_estimate(data, METRICS["pass_at_1"], resamples, seed),
+                kill_complete_at_1=_estimate(data, METRICS["kill_complete_at_1"], resamples, seed)))
+        pairs = []
+        for i, j in itertools.combinations(range(len(restricted)), 2):
+            c = compare(restricted[i], restricted[j], resamples=resamples, seed=seed)
+            passes, kcs = (next(t for t in c.binary if t.metric == m) for m in ("pass", "kill_complete"))
+            pairs.append(LanguagePair(
+                a=labels[i], b=labels[j], n_paired=c.n_paired,
+                pass_difference=Estimate(**c.pass_at_1["difference"].model_dump()),
+                pass_b_over_a=passes.b_over_a, pass_a_over_b=passes.a_over_b,
+                pass_p=_two_sided(passes.p_value, passes.p_value_reverse),
+                kc_difference=Estimate(**c.kill_complete_at_1["difference"].model_dump()),
+                kc_b_over_a=kcs.b_over_a, kc_a_over_b=kcs.a_over_b,
+                kc_p=_two_sided(kcs.p_value, kcs.p_value_reverse)))
+        groups.append(LanguageGroup(config=name, shared=len(shared), rows=rows, pairs=pairs))
+    return groups
+
+
+def _labels(datasets: list[Dataset]) -> list[str]:
+    """Each dataset's language; where two share one, the dataset's name beside it."""
+    names = [" + ".join(dict.fromkeys(language(p) for p in ds.card.projects)) for ds in datasets]
+    return [f"{n} ({ds.card.name})" if names.count(n) > 1 else n for n, ds in zip(names, datasets)]
