@@ -1,5 +1,6 @@
 """Cucumber-JVM (Java) behind the ``Framework`` protocol — issue 29: runs, the test side, views,
-calibration files and a builder (``build.py``); mutants and the judge are not there yet.
+calibration files, a builder with mutant schemata (``build.py``, ``mutation.py``) and a judge
+(``judge.py``: fresh JVMs in bubblewrap without ``/proc``, the Java screen).
 
 What differs from the other frameworks, and why:
 
@@ -12,7 +13,10 @@ What differs from the other frameworks, and why:
 - **versions**: cucumber-jvm is a Maven dependency of the project, not something req2test
   installs (``runtime_packages`` is empty); ``version`` is the one the last project's build used;
 - ``run_command`` is what a developer types, ``mvn test`` with cucumber's own properties
-  (``cucumber.features``, ``cucumber.filter.tags``), run by ``mvn``.
+  (``cucumber.features``, ``cucumber.filter.tags``), run by ``mvn``;
+- **ground truth vs verdicts**: the builder runs mutants in warm JVMs (``warm_runner``: a class
+  loader per run), checked against fresh JVMs on a sample; a judge's every verdict run is a
+  fresh JVM (the trust rule).
 """
 
 from __future__ import annotations

@@ -41,7 +41,12 @@ What in-process code can still do is in ``screen``'s docstring: in short, anythi
 (it moves the clean run, the null variants and the mutants alike), and, through a reflective
 route the screen does not list plus the class files read as data, tell *which sites* the active
 number belongs to — the numbering per session, the null clean run, the nulls and the decoys
-make every cruder form of that fail a run with no mutant in it.
+make every cruder form of that fail a run with no mutant in it. The report is a file the JVM
+writes into its own (writable) output directory, and the exit status is the JVM's: a test that
+reaches ``Runtime.halt`` through an unlisted route could rewrite the report and exit 0 — in every
+run alike, so it can forge a pass of a failing test (0 kills), never a kill. The traced run can
+be told from a verdict run (plain classes, the JaCoCo agent): what it measures (coverage, API
+calls, which rows reach a mutant, which mutants are decoys) is what the test shows it.
 
 The traced run is a separate JVM per row over the plain production classes (no schemata) with
 the JaCoCo agent, sandboxed too: its covered lines (less what loading the suite covers) give
@@ -68,13 +73,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, rows_covering
 from bench.frameworks.cucumber_jvm import runner
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
 from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaProductionDeclarations
+from bench.frameworks.cucumber_jvm.framework import run_verdict
 from bench.frameworks.cucumber_jvm.interfaces import scenario_calls
 from bench.frameworks.cucumber_jvm.jacoco import report as jacoco_report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
-from bench.frameworks.cucumber_jvm.mutation import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, rows_covering
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite
 from bench.frameworks.cucumber_jvm.sandbox import OUT, Wrap, java_binary, java_env, sandboxed
 from bench.frameworks.cucumber_jvm.schemata import SchemataError, compile_schemata, launch, selection, through_main
@@ -154,12 +160,6 @@ def _last_lines(output: str) -> str:
     return " | ".join(lines[-3:])[:300]
 
 
-def verdict_of(run: CucumberJvmRun) -> RunVerdict:
-    from bench.frameworks.cucumber_jvm.framework import run_verdict
-
-    return run_verdict(run)
-
-
 @dataclass
 class _Session:
     """What one judge session made (``prepare``)."""
@@ -193,7 +193,6 @@ class CucumberJvmJudge(Judge):
         self.record = context.project
         self.options = context.options
         self.snapshot = context.project_snapshot
-        self.dataset_root = context.dataset_root
         self.tmp = context.tmp / "cucumber-jvm"
         features = context.project.features_dir
         try:
@@ -427,7 +426,7 @@ class _Verdict:
             run = self.jvm(suite, line, number=number, timeout=(timeout or self.row_timeout) * budget)
             shutil.rmtree(self.tmp / "out", ignore_errors=True)
             runs.append(run)
-            verdict = verdict_of(run)
+            verdict = run_verdict(run)
             if verdict is not RunVerdict.survived:
                 return verdict, runs
         return RunVerdict.survived, runs
@@ -514,7 +513,7 @@ class _Verdict:
                 claimed.add(item)
                 timeouts += int(verdict is RunVerdict.timeout)
         nulls = sum(1 for item in extra if item.startswith(NULL))
-        confirmation.update({"null_variants": nulls, "decoys": len(extra) - nulls})
+        confirmation.update({"clean_runs": 1 + nulls, "null_variants": nulls, "decoys": len(extra) - nulls})
         if failed:
             decided = self.failed_variants(suite, failed)
             if decided is not None:

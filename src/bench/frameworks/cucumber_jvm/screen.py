@@ -49,10 +49,12 @@ such a declaration is a finding).
 
 **What in-process Java can still do** (the screen is a list of names, and Java is dynamic):
 
-- reach a class through a route the screen does not list (a library that loads classes by
-  name, e.g. Jackson's ``TypeFactory.findClass`` or polymorphic typing, fed a string built at
-  run time). What it finds is public API only — ``setAccessible`` and the forced-access helpers
-  are refused — and the switch's public helpers (``S.on(n)``) tell it *which number* is active.
+- reach a class and call its public methods through a route the screen does not list (a
+  library that loads classes by name, e.g. Jackson's ``TypeFactory.findClass`` or polymorphic
+  typing, fed a string built at run time; ``java.beans.Expression``/``Statement``, which call a
+  public method by its name; the integration tests do exactly this). What it reaches is public
+  API only — ``setAccessible`` and the forced-access helpers are refused — but the switch's
+  helpers are public (``S.on(n)``), and tell it *which number* is active.
   That number means nothing by itself: the number→mutant mapping is drawn anew every judge
   session (``order_seed``), the clean run itself runs a null number (no site uses it), and null
   variants are interleaved exactly like mutants, so "some number is active" fails the clean run
@@ -63,9 +65,10 @@ such a declaration is a finding).
   prediction's own traced run never executed, whose numbers sites do use) are interleaved like
   kills, so "a number some site uses is active" fails a decoy → ``tampering``/``unstable``.
   What remains is a test that parses the bytecode of exactly the methods it executes and fails
-  when one of *their* sites is active: that needs a reflective route to ``S`` the screen missed
-  plus a constant-pool parser in a step definition; the screen, the evidence in the results and
-  the replays are the only defence against it;
+  when one of *their* sites is active (or one that tells its traced run — plain classes, the
+  JaCoCo agent — from the verdict runs and inflates its coverage there, leaving no decoys): that
+  needs a reflective route to ``S`` the screen missed plus a constant-pool parser in a step
+  definition; the screen and the evidence in the results are the only defence against it;
 - anything a test can do to its own JVM by behaviour alone (sleep, allocate, throw, print): it
   moves the clean run, the null variants and the mutants alike — it can fail the clean run or
   survive every mutant, never kill one mutant and spare the original.

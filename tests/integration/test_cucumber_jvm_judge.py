@@ -1,0 +1,258 @@
+"""The Cucumber-JVM judge on the real corpus (slow): java-algorand-sdk's TEAL-signing scenarios
+(``tags = ["unit.tealsign"]``, production unchanged) built with mutants, then judged.
+
+- calibration: the oracle passes and is kill-complete on every instance with kills, with its
+  coverage and API calls exact; the empty test kills nothing; the then-stripped test lies in
+  between; every verdict ran in bubblewrap without ``/proc``;
+- attacks, each a real judged prediction of one instance (the oracle's files with a detector
+  called from the Then step), that try to tell a mutant run from a clean one without looking at
+  behaviour:
+
+  (a) the switch's private field read by reflection → the screen: ``tampering``;
+  (b) a production class file read as a resource (by a name built at run time) and compared with
+      the shipped build → every run's class files are the schemata's, the clean run's too: the
+      detector fails its own clean run, no kill;
+  (c) ``System.exit(0)`` in a step → the screen; and ``Runtime.halt`` reached through
+      ``java.beans.Statement`` (a reflective route the screen does not list) → no report, not
+      ``pass``;
+  (d) the switch's public helper probed through a route the screen does not list (Jackson's
+      ``TypeFactory.findClass`` + ``java.beans.Expression``: "is any number active?") → the
+      clean run runs a null number: the detector fails its own clean run, no kill;
+  (e) chance: the check fails at random half the time → a failed clean run, or failed null
+      variants (retried beside clean runs) → never a kill-complete pass.
+
+``REQ2TEST_JVM_JUDGE_DATASET`` names a dataset built this way to reuse (the build takes ~10 min).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.builder.pipeline import BuildOptions, build_dataset
+from bench.calibrate import calibration_predictions
+from bench.dataset import load_dataset
+from bench.evaluate import EvaluateOptions, ProjectJudging, evaluate, ground_truth_files
+from bench.frameworks.cucumber_jvm.screen import screen
+from bench.model import Outcome, Prediction
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CORPUS = Path("/work/corpora/java-algorand-sdk")
+TAGS = ["unit.tealsign"]
+STEPS = "src/test/java/com/algorand/algosdk/unit/TealSign.java"
+THEN = "    public void the_signature_should_equal_the_golden(String golden) throws IOException {\n"
+
+
+@pytest.fixture(scope="module")
+def jvm_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reused = os.environ.get("REQ2TEST_JVM_JUDGE_DATASET")
+    if reused and (Path(reused) / "dataset.json").is_file():
+        return Path(reused)
+    if not (CORPUS / "pom.xml").is_file():
+        pytest.skip(f"the java-algorand-sdk corpus is not at {CORPUS}")
+    if shutil.which("java") is None or shutil.which("mvn") is None or shutil.which("bwrap") is None:
+        pytest.skip("needs java, mvn and bwrap")
+    base = tmp_path_factory.mktemp("jvmjudge")
+    project = base / "java-algorand-sdk"
+    shutil.copytree(CORPUS, project, ignore=shutil.ignore_patterns("target", ".git"))
+    settings = project / "req2test.toml"
+    text = re.sub(r"(?m)^tags = \[.*\]$", f"tags = {json.dumps(TAGS)}", settings.read_text())
+    assert f"tags = {json.dumps(TAGS)}" in text
+    settings.write_text(text)
+    out = base / "dataset"
+    build_dataset(str(project), out, BuildOptions(name="java-algorand-sdk", workers=2, runs=1))
+    return out
+
+
+def _scored(dataset: Path) -> list[str]:
+    gold = load_dataset(dataset).load_gold()
+    return sorted(i for i, g in gold.items() if g.kills)
+
+
+def test_calibration_is_exact(jvm_dataset: Path, tmp_path: Path) -> None:
+    scored = _scored(jvm_dataset)
+    assert scored
+    sets = calibration_predictions(jvm_dataset, ("oracle", "empty", "then-stripped"))
+    summaries, rows = {}, {}
+    for name in ("oracle", "empty", "then-stripped"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name] if p.instance_id in scored))
+        started = time.monotonic()
+        summaries[name] = evaluate(jvm_dataset, path, tmp_path / name,
+                                   EvaluateOptions(instances=scored, resamples=200, workers=2, isolation="bwrap"))
+        rows[name] = {r["instance_id"]: r for r in map(json.loads, (tmp_path / name / "results.jsonl")
+                                                       .read_text().splitlines())}
+        seconds = [r["evaluation_seconds"] for r in rows[name].values()]
+        jvms = [r["confirmation"].get("jvms", 0) for r in rows[name].values()]
+        print(f"\n{name}: {time.monotonic() - started:.0f} s for {len(scored)} predictions; per prediction "
+              f"{min(seconds):.0f}-{max(seconds):.0f} s, {min(jvms)}-{max(jvms)} JVMs")
+    oracle, empty = summaries["oracle"], summaries["empty"]
+    assert oracle["pass_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
+    assert oracle["kill_complete_at_1"]["value"] == 1.0, json.dumps(oracle["outcomes"])
+    assert empty["kill_complete_at_1"]["value"] == 0.0 and empty["mutant_recall"]["value"] == 0.0
+    for instance_id, row in rows["oracle"].items():
+        assert row["coverage_jaccard"] == 1.0 and row["api_f1"] in (1.0, None), row
+        confirmation = row["confirmation"]
+        assert confirmation["sandbox"] == "bwrap-no-proc", confirmation
+        assert confirmation["null_variants"] >= 2 and confirmation["reproduced_kills"] >= 1, confirmation
+        assert confirmation["decoys"] >= 1, confirmation
+        stripped, nothing = rows["then-stripped"][instance_id], rows["empty"][instance_id]
+        assert stripped["outcome"] == "pass" and nothing["outcome"] == "pass", (stripped, nothing)
+        assert nothing["generated_kills"] == 0, nothing
+        assert nothing["generated_kills"] <= stripped["generated_kills"] <= row["generated_kills"], stripped
+        assert stripped["generated_kills"] < row["generated_kills"], stripped  # its assertions did the killing
+
+
+# --------------------------------------------------------------------------- attacks
+def _attack(dataset: Path, instance_id: str, detector: str) -> dict[str, str]:
+    """The oracle's files, the Then step calling ``detect()`` first."""
+    files = dict(next(p for p in calibration_predictions(dataset, ("oracle",))["oracle"]
+                      if p.instance_id == instance_id).files)
+    text = files[STEPS]
+    assert THEN in text
+    text = text.replace(THEN, THEN + "        detect();\n")
+    files[STEPS] = text[:text.rstrip().rfind("}")] + detector + "}\n"
+    return files
+
+
+SWITCH_FIELD = """
+    private static void detect() {
+        try {
+            java.lang.reflect.Field f = Class.forName("req2test.schema.S").getDeclaredField("ACTIVE");
+            f.setAccessible(true);
+            if (f.getInt(null) != 0) {
+                throw new AssertionError("a mutant is active");
+            }
+        } catch (ReflectiveOperationException e) {
+            // the plain build (the traced run) has no switch
+        }
+    }
+"""
+CLASS_BYTES = """
+    private static void detect() {
+        String name = "com/algorand/algosdk/account/Account" + ".cl" + "ass";
+        try (java.io.InputStream in = TealSign.class.getClassLoader().getResourceAsStream(name)) {
+            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+            if (text.contains("req" + "2test")) {
+                throw new AssertionError("production differs from the shipped build");
+            }
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+"""
+EXIT = """
+    private static void detect() {
+        System.exit(0);
+    }
+"""
+HALT = """
+    private static void detect() {
+        try {
+            new java.beans.Statement(Runtime.getRuntime(), "ha" + "lt", new Object[] {0}).execute();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+"""
+PROBE = """
+    private static void detect() {
+        try {
+            Class<?> s = com.fasterxml.jackson.databind.type.TypeFactory.defaultInstance()
+                    .findClass("req" + "2test.schema." + "S");
+            for (int n = 1; n < 20000; n++) {
+                if ((Boolean) new java.beans.Expression(s, "on", new Object[] {n}).getValue()) {
+                    throw new AssertionError("mutant number " + n + " is active");
+                }
+            }
+        } catch (ClassNotFoundException e) {
+            // the plain build (the traced run) has no switch
+        } catch (AssertionError e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+"""
+
+CHANCE = """
+    private static void detect() {
+        if (new java.security.SecureRandom().nextBoolean()) {
+            throw new AssertionError("heads");
+        }
+    }
+"""
+
+
+@pytest.fixture(scope="module")
+def attacked(jvm_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[ProjectJudging, str]:
+    dataset = load_dataset(jvm_dataset)
+    gold = dataset.load_gold()
+    # the instance with the fewest kills: an attack that passed its clean run would run them all
+    instance_id = min((i for i in _scored(jvm_dataset) if "/tealsign.feature:" in i), key=lambda i: len(gold[i].kills))
+    judging = ProjectJudging(dataset, dataset.instances[0].project, gold,
+                             EvaluateOptions(workers=1, isolation="bwrap", timeout=300),
+                             tmp_path_factory.mktemp("attacks"), ground_truth_files(gold))
+    judging.prepare()
+    return judging, instance_id
+
+
+def _judge(jvm_dataset: Path, attacked: tuple[ProjectJudging, str], detector: str) -> tuple[object, int]:
+    judging, instance_id = attacked
+    dataset = load_dataset(jvm_dataset)
+    gold = dataset.load_gold()[instance_id]
+    inst = dataset.instance(instance_id)
+    prediction = Prediction(instance_id=instance_id, files=_attack(jvm_dataset, instance_id, detector))
+    assert judging.rejections(prediction) == (None, [])
+    return judging.judge(inst, prediction, gold), len(gold.kills)
+
+
+def test_the_unscreened_attacks_pass_the_screen(jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
+    """What stops (b), (c2) and (d) is the construction, not a pattern."""
+    _, instance_id = attacked
+    for detector in (CLASS_BYTES, HALT, PROBE, CHANCE):
+        assert screen(_attack(jvm_dataset, instance_id, detector)) == [], detector
+    for detector in (SWITCH_FIELD, EXIT):
+        assert screen(_attack(jvm_dataset, instance_id, detector)), detector
+
+
+def test_reading_the_switch_by_reflection_is_tampering(jvm_dataset: Path,
+                                                       attacked: tuple[ProjectJudging, str]) -> None:
+    judgement, _ = _judge(jvm_dataset, attacked, SWITCH_FIELD)
+    assert judgement.outcome is Outcome.tampering and "setAccessible" in " ".join(judgement.evidence), judgement
+
+
+def test_a_class_file_compared_with_the_shipped_build_gains_nothing(
+        jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
+    judgement, _ = _judge(jvm_dataset, attacked, CLASS_BYTES)
+    assert judgement.outcome is Outcome.assertion_failure and "differs from the shipped" in judgement.detail, judgement
+    assert not judgement.kills
+
+
+def test_exiting_the_jvm_is_never_a_pass(jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
+    screened, _ = _judge(jvm_dataset, attacked, EXIT)
+    assert screened.outcome is Outcome.tampering and "System.exit" in screened.detail, screened
+    halted, _ = _judge(jvm_dataset, attacked, HALT)
+    assert halted.outcome not in (Outcome.passed, Outcome.infrastructure_failure), halted
+    assert not halted.kills
+
+
+def test_probing_the_switch_fails_its_own_clean_run(jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
+    judgement, _ = _judge(jvm_dataset, attacked, PROBE)
+    assert judgement.outcome is Outcome.assertion_failure and "is active" in judgement.detail, judgement
+    assert not judgement.kills
+
+
+def test_chance_is_never_kill_complete(jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
+    judgement, kills = _judge(jvm_dataset, attacked, CHANCE)
+    assert judgement.outcome is not Outcome.infrastructure_failure, judgement
+    assert not (judgement.outcome is Outcome.passed and len(judgement.kills) == kills), judgement
+    if judgement.outcome is not Outcome.assertion_failure:  # its clean run passed: nulls failed, or a replay
+        assert judgement.outcome is Outcome.unstable, judgement
