@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("mvn") is None o
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import java_algorand_sdk as corpus  # noqa: E402
+import java_algorand_sdk as corpus
 
 CI_TAGS = ["unit.abijson", "unit.abijson.byname", "unit.tealsign", "unit.program_sanity_check"]
 
@@ -51,7 +51,7 @@ def java_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = base / "dataset"
     try:
         build_dataset(str(project), out, BuildOptions(name="java-algorand-sdk", workers=2, runs=2))
-    except Exception as exc:  # noqa: BLE001 - only Maven Central being out of reach is a skip
+    except Exception as exc:
         if "Could not resolve" in str(exc) or "Could not transfer" in str(exc):
             pytest.skip(f"Maven Central cannot be reached: {exc}")
         raise
@@ -82,7 +82,7 @@ def test_views_hide_step_methods_and_production_bodies(java_dataset: Path, tmp_p
 
     dataset = load_dataset(java_dataset)
     gold = dataset.load_gold()
-    instance_id = sorted(i for i, g in gold.items() if g.kills)[0]
+    instance_id = min(i for i, g in gold.items() if g.kills)
     th = materialize(java_dataset, instance_id, "th", cache_dir=tmp_path / "views")
     for rel in {ref.file for ref in gold[instance_id].step_definitions}:  # every step method of the suite goes
         assert not re.search(r"@(Given|When|Then|And|But)\(", (th.root / rel).read_text()), rel
