@@ -175,9 +175,9 @@ def test_corpus_places_features_like_the_harness(tmp_path: Path) -> None:
 
 
 def test_jvm_process_exit_output_and_timeout(tmp_path: Path) -> None:
-    from bench.frameworks.cucumber_jvm.runner import _run_jvm
+    from bench.frameworks.cucumber_jvm.runner import run_jvm
 
-    code, elapsed, cpu, timed_out, output = _run_jvm(["sh", "-c", "echo hello; exit 3"], tmp_path, tmp_path, 30.0, None)
+    code, elapsed, cpu, timed_out, output = run_jvm(["sh", "-c", "echo hello; exit 3"], tmp_path, tmp_path, 30.0, {"PATH": "/usr/bin:/bin"})
     assert (code, timed_out) == (3, False) and "hello" in output and cpu >= 0.0 and elapsed > 0.0
-    code, elapsed, _, timed_out, _ = _run_jvm(["sh", "-c", "sleep 30 & wait"], tmp_path, tmp_path, 0.5, None)
+    code, elapsed, _, timed_out, _ = run_jvm(["sh", "-c", "sleep 30 & wait"], tmp_path, tmp_path, 0.5, {"PATH": "/usr/bin:/bin"})
     assert code is None and timed_out and elapsed < 10.0  # the whole session killed, the child sleep too

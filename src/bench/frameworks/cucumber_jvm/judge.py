@@ -63,8 +63,6 @@ import os
 import random
 import secrets
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -88,7 +86,7 @@ from bench.frameworks.cucumber_jvm.screen import screen
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings
 from bench.frameworks.cucumber_jvm.testside import TestSideJava
 from bench.frameworks.cucumber_jvm.toolchain import JavaToolchain, jacoco_jars
-from bench.frameworks.cucumber_jvm.workspace import JavaProject, PrepareError, compile_variant, prepare
+from bench.frameworks.cucumber_jvm.workspace import JavaProject, PrepareError, compile_variant, prepare, without_classes
 from bench.frameworks.trees import copy_tree, link_tree
 from bench.isolation import bwrap_path
 from bench.judging import (
@@ -266,7 +264,7 @@ class CucumberJvmJudge(Judge):
         used = set(schemata.numbers.values())
         span = max(2 * len(mutants), 64)
         null_numbers = [n for n in range(1, span + 1) if n not in used]
-        main_resources = _without_classes(project.classes, self.tmp / "main-resources")
+        main_resources = without_classes(project.classes, self.tmp / "main-resources")
         data = self.tmp / "data"
         link_tree(self.snapshot, data, None)
         shutil.rmtree(data / "target", ignore_errors=True)
@@ -343,24 +341,6 @@ class CucumberJvmJudge(Judge):
             return self.rng.choice(population)
 
 
-def _without_classes(classes: Path, target: Path) -> Path:
-    """``target`` holding the files of ``classes`` that are not class files (hard links)."""
-    target.mkdir(parents=True, exist_ok=True)
-    if classes.is_dir():
-        for directory, _dirs, names in os.walk(classes):
-            here = Path(directory)
-            for name in names:
-                if name.endswith(".class"):
-                    continue
-                destination = target / here.relative_to(classes) / name
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(here / name, destination)
-                except OSError:
-                    shutil.copyfile(here / name, destination)
-    return target
-
-
 class _Verdict:
     """One prediction's runs (one thread)."""
 
@@ -406,7 +386,7 @@ class _Verdict:
                 command = wrap(command, suite.root, out)
             env = {"PATH": "/usr/bin:/bin", "HOME": str(inside), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                    **java_env(session.java)}
-            code, elapsed, cpu, timed_out, output = _run(command, suite.root, out, timeout, env,
+            code, elapsed, cpu, timed_out, output = runner.run_jvm(command, suite.root, out, timeout, env,
                                                          tuple(extra.get("pass_fds", ())))  # type: ignore[arg-type]
         finally:
             if fd is not None:
@@ -688,37 +668,6 @@ def _compile_error(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower()]
     return (errors or lines or ["no output"])[0][:400]
-
-
-def _run(argv: list[str], cwd: Path, out_dir: Path, timeout: float, env: dict[str, str],
-         pass_fds: tuple[int, ...]) -> tuple[int | None, float, float, bool, str]:
-    """(exit code, wall, cpu, timed out, output tail) of one JVM in a session of its own
-    (``runner._run_jvm`` with the selection file passed on)."""
-    output_path = out_dir / runner.OUTPUT_NAME
-    start = time.perf_counter()
-    with output_path.open("wb") as sink:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
-    killed = threading.Event()
-
-    def kill() -> None:
-        killed.set()
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    timer = threading.Timer(timeout, kill)
-    timer.start()
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    elapsed = time.perf_counter() - start
-    text = output_path.read_bytes()[-4000:].decode(errors="replace") if output_path.is_file() else ""
-    code = None if killed.is_set() else proc.returncode
-    return code, elapsed, usage.ru_utime + usage.ru_stime, killed.is_set(), text
 
 
 __all__ = ["CucumberJvmJudge", "classify"]

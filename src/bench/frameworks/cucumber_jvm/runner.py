@@ -133,16 +133,15 @@ def command(suite: Suite, feature: str, line: int, out_dir: Path, *, messages: b
     return argv
 
 
-def _run_jvm(argv: list[str], cwd: Path, out_dir: Path, timeout: float,
-             env: dict[str, str] | None) -> tuple[int | None, float, float, bool, str]:
-    """(exit code, wall, cpu, timed out, output tail) of one JVM in a session of its own."""
-    run_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
-               "LANG": "C.UTF-8", **(env or {})}
+def run_jvm(argv: list[str], cwd: Path, out_dir: Path, timeout: float, env: dict[str, str],
+            pass_fds: tuple[int, ...] = ()) -> tuple[int | None, float, float, bool, str]:
+    """(exit code, wall, cpu, timed out, output tail) of one JVM in a session of its own, with
+    exactly ``env`` and ``pass_fds`` (the judge's selection file) open across exec."""
     output_path = out_dir / OUTPUT_NAME
     start = time.perf_counter()
     with output_path.open("wb") as sink:
-        proc = subprocess.Popen(argv, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, stdout=sink,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     killed = threading.Event()
 
     def kill() -> None:
@@ -175,7 +174,9 @@ def run_scenario(suite: Suite, feature: str, line: int, out_dir: Path, *, messag
         (out_dir / stale).unlink(missing_ok=True)
     argv = command(suite, feature, line, out_dir, messages=messages, archive=archive, jacoco=jacoco,
                    extra_jvm=extra_jvm)
-    code, elapsed, cpu, timed_out, output = _run_jvm(argv, suite.root, out_dir, timeout, env)
+    run_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(out_dir.resolve()), "TMPDIR": "/tmp",
+               "LANG": "C.UTF-8", **(env or {})}
+    code, elapsed, cpu, timed_out, output = run_jvm(argv, suite.root, out_dir, timeout, run_env)
     report = read_report(out_dir / REPORT_NAME)
     report = replace(report, scenarios=tuple(replace(s, uri=_relative(s.uri, suite.root)) for s in report.scenarios))
     return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,

@@ -89,22 +89,28 @@ def prepare(root: Path, settings: CucumberJvmSettings, toolchain: JavaToolchain,
         raise PrepareError(f"mvn dependency:build-classpath failed: {_maven_error(result.output)}")
     # beside the classes, for a later fresh run on this tree (``CucumberJvmFramework.fresh_run``)
     (root / "target" / CLASSPATH_FILE).write_text(os.pathsep.join(dependencies), encoding="utf-8")
-    resources = scratch / "test-resources"
-    test_classes = root / "target" / "test-classes"
-    for directory, _dirs, files in os.walk(test_classes):
-        here = Path(directory)
-        for name in files:
-            if name.endswith(".class"):
-                continue
-            target = resources / here.relative_to(test_classes) / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(here / name, target)
-            except OSError:
-                shutil.copyfile(here / name, target)
-    resources.mkdir(parents=True, exist_ok=True)
+    resources = without_classes(root / "target" / "test-classes", scratch / "test-resources")
     return JavaProject(root=root, settings=settings, dependencies=tuple(dependencies), resources=resources,
                        java=toolchain.java)
+
+
+def without_classes(classes: Path, target: Path) -> Path:
+    """``target`` holding the files of ``classes`` that are not class files (hard links): the
+    resources Maven copied beside the compiled classes."""
+    target.mkdir(parents=True, exist_ok=True)
+    if classes.is_dir():
+        for directory, _dirs, names in os.walk(classes):
+            here = Path(directory)
+            for name in names:
+                if name.endswith(".class"):
+                    continue
+                destination = target / here.relative_to(classes) / name
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(here / name, destination)
+                except OSError:
+                    shutil.copyfile(here / name, destination)
+    return target
 
 
 def _maven_error(output: str) -> str:
@@ -148,4 +154,5 @@ def _quoted(path: str) -> str:
     return path
 
 
-__all__ = ["CLASSPATH_FILE", "JavaProject", "PrepareError", "Variant", "compile_variant", "prepare"]
+__all__ = ["CLASSPATH_FILE", "JavaProject", "PrepareError", "Variant", "compile_variant", "prepare",
+           "without_classes"]
