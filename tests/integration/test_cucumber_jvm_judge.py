@@ -19,7 +19,8 @@
       ``TypeFactory.findClass`` + ``java.beans.Expression``: "is any number active?") → the
       clean run runs a null number: the detector fails its own clean run, no kill;
   (e) chance: the check fails at random half the time → a failed clean run, or failed null
-      variants (retried beside clean runs) → never a kill-complete pass.
+      variants (retried beside clean runs: unstable, or tampering when chance repeats the
+      pattern of a switch reader) → never a kill-complete pass.
 
 ``REQ2TEST_JVM_JUDGE_DATASET`` names a dataset built this way to reuse (the build takes ~10 min).
 """
@@ -255,4 +256,7 @@ def test_chance_is_never_kill_complete(jvm_dataset: Path, attacked: tuple[Projec
     assert judgement.outcome is not Outcome.infrastructure_failure, judgement
     assert not (judgement.outcome is Outcome.passed and len(judgement.kills) == kills), judgement
     if judgement.outcome is not Outcome.assertion_failure:  # its clean run passed: nulls failed, or a replay
-        assert judgement.outcome is Outcome.unstable, judgement
+        # A null variant that fails, fails again on its retry and whose two clean controls pass
+        # looks exactly like a test that reads the switch (chance: 1/2 · 1/4 of the time); every
+        # judge calls that tampering, so either label is right here, and neither is a pass.
+        assert judgement.outcome in (Outcome.unstable, Outcome.tampering), judgement
