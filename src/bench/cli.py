@@ -41,7 +41,7 @@ def build(
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Build benchmark instances from a real behave project.
+    """Build benchmark instances from a real BDD project.
 
     Parses every feature, runs each scenario alone three times in a warm in-process
     runner, records runtime step bindings, recovers and validates each scenario's

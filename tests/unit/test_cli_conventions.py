@@ -16,7 +16,8 @@ COMMAND = typer.main.get_command(app)
 def _commands(group=COMMAND, prefix: str = "") -> dict:
     """Every leaf command by its full name (typer may bring its own click: duck-typed)."""
     found = {}
-    for name, command in group.commands.items():
+    children = group.load_all() if hasattr(group, "load_all") else group.commands  # the root is lazy
+    for name, command in children.items():
         if hasattr(command, "commands"):
             found.update(_commands(command, f"{prefix}{name} "))
         else:

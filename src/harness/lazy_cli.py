@@ -1,0 +1,86 @@
+"""A Typer group whose commands are imported only when one is run.
+
+``req2test --help`` and ``--version`` used to import every command's module (the builder,
+litellm, the sandbox, the report: ~0.5 s before Python starts printing, seconds on a cold
+cache). Here the root group lists each command by a name and a one-line summary kept beside it,
+and imports the module behind a command only when the command line names it (or when a tool
+asks for the real commands: ``load_all``). ``tests/unit/test_lazy_cli.py`` checks that every
+summary is the real command's own first help line, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import click
+import typer
+from pydantic import BaseModel, ConfigDict
+from typer.core import TyperGroup
+
+
+class LazyCommand(BaseModel):
+    """Where a command lives: ``module:attribute`` names a typer command function, a ``typer.Typer``
+    (a sub-group), or a function of no arguments returning one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: str
+    summary: str
+
+    def load(self, name: str) -> click.Command:
+        module, _, attribute = self.target.partition(":")
+        found: Any = getattr(importlib.import_module(module), attribute)
+        if not isinstance(found, typer.Typer) and getattr(found, "__req2test_typer_factory__", False):
+            found = found()
+        if isinstance(found, typer.Typer):
+            command = typer.main.get_group(found)
+        else:
+            single = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="markdown")
+            single.command(name)(found)
+            command = typer.main.get_command(single)
+        command.name = name
+        return command
+
+
+def typer_factory(function: Callable[[], typer.Typer]) -> Callable[[], typer.Typer]:
+    """Mark a function that builds a sub-group, so ``LazyCommand`` calls it instead of wrapping it."""
+    function.__req2test_typer_factory__ = True  # type: ignore[attr-defined]
+    return function
+
+
+class _Placeholder(click.Command):
+    """What ``--help`` lists for a command that has not been imported: its name and summary."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group; ``REGISTRY`` is set by the subclass made in ``lazy_group``."""
+
+    registry: dict[str, LazyCommand] = {}
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        for name, lazy in self.registry.items():
+            self.commands.setdefault(name, _Placeholder(name, help=lazy.summary, short_help=lazy.summary))
+
+    def real(self, name: str) -> click.Command | None:
+        command = self.commands.get(name)
+        if isinstance(command, _Placeholder):
+            lazy = self.registry[name]
+            command = self.commands[name] = lazy.load(name)
+            command.short_help = lazy.summary  # the list reads the same before and after the import
+        return command
+
+    def load_all(self) -> dict[str, click.Command]:
+        return {name: command for name in list(self.commands) if (command := self.real(name)) is not None}
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        # Only the command that will run is imported; a typo still gets typer's "did you mean".
+        if args and args[0] in self.registry:
+            self.real(args[0])
+        return super().resolve_command(ctx, args)
+
+
+def lazy_group(registry: dict[str, LazyCommand]) -> type[LazyGroup]:
+    return type("Req2testGroup", (LazyGroup,), {"registry": dict(registry)})
