@@ -19,8 +19,8 @@ COMMANDS: dict[str, LazyCommand] = {name: LazyCommand(target=target, summary=sum
     ("families", "bench.cli:families_command",
      "The requirement families several datasets share: the same Gherkin scenario in other repositories."),
     ("evaluate", "bench.cli:evaluate_command",
-     "Score generated test implementations: stage outcome, API-call F1, coverage Jaccard, mutant-kill recall "
-     "and KillComplete@1."),
+     ("Score generated test implementations: stage outcome, API-call F1, coverage Jaccard, mutant-kill recall "
+      "and KillComplete@1.")),
     ("calibrate", "bench.cli:calibrate_command",
      "Evaluate three reference prediction sets made from the ground truth: oracle, empty and then-stripped."),
     ("schema", "bench.cli:schema", "Print the JSON Schema of one of the dataset's record types."),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 import typer
@@ -55,9 +55,9 @@ class _Placeholder(click.Command):
 
 
 class LazyGroup(TyperGroup):
-    """The root group; ``REGISTRY`` is set by the subclass made in ``lazy_group``."""
+    """The root group; ``registry`` is set by the subclass made in ``lazy_group``."""
 
-    registry: dict[str, LazyCommand] = {}
+    registry: ClassVar[dict[str, LazyCommand]] = {}
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)

@@ -23,7 +23,7 @@ def _modules_after(argv: list[str]) -> set[str]:
              f"sys.argv = {['req2test', *argv]!r}\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
              "sys.stderr.write(json.dumps(sorted(sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
