@@ -51,13 +51,24 @@ def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str],
     raw = path.read_bytes()
     predictions: dict[str, Prediction] = {}
     problems: dict[str, str] = {}
-    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+    if raw.lstrip().startswith(b"["):
+        raise EvaluationError(f"{path}: a JSON array; predictions are JSONL, one JSON object per line "
+                              f"(convert with: jq -c '.[]' {path} > predictions.jsonl)")
+    for number, encoded in enumerate(raw.splitlines(), 1):
+        try:
+            line = encoded.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # Replacing the bytes would score a file the author never wrote; say where it broke.
+            raise EvaluationError(f"{path}:{number}: not UTF-8 (byte {exc.start + 1} of the line: "
+                                  f"{encoded[exc.start:exc.start + 1]!r})") from None
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except ValueError as exc:
             raise EvaluationError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if isinstance(data, list):
+            raise EvaluationError(f"{path}:{number}: a JSON array; predictions are JSONL, one JSON object per line")
         if not isinstance(data, dict) or not isinstance(data.get("instance_id"), str):
             raise EvaluationError(f"{path}:{number}: a prediction needs a string instance_id")
         instance_id = data["instance_id"]
@@ -312,7 +323,7 @@ def _score(inst: Instance, prediction: Prediction, judgement: Judgement, gold: G
            traced: bool) -> InstanceResult:
     """Calls and coverage as the framework's judge measured them (``Judgement.trace``), or, when
     the judge measures no trace, both None."""
-    extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation}
+    extra = {"evidence": judgement.evidence, "confirmation": judgement.confirmation, "failure": judgement.failure}
     if judgement.outcome is not Outcome.passed:
         result = _empty_result(inst, judgement.outcome, judgement.detail, gold, metadata=prediction.metadata,
                                coverage=0.0 if traced else None, **extra)
