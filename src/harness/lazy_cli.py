@@ -11,6 +11,8 @@ summary is the real command's own first help line, so the two cannot drift apart
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -41,7 +43,35 @@ class LazyCommand(BaseModel):
             single.command(name)(found)
             command = typer.main.get_command(single)
         command.name = name
+        _keep_placeholders(command)
         return command
+
+
+# A placeholder such as DIR/<project>/<feature>.md is an HTML tag to the markdown renderer of
+# typer's help, which drops it ("DIR//.md"); a backslash keeps it. Code (fenced, indented or in
+# backticks) is shown as written, so it is left alone.
+_PLACEHOLDER = re.compile(r"(?<!\\)<(?=[A-Za-z_][\w\-.]*>)")
+
+
+def _escape_prose(text: str) -> str:
+    lines, fenced = [], False
+    for line in inspect.cleandoc(text).split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and not line.startswith("    "):
+            parts = line.split("`")
+            line = "`".join(_PLACEHOLDER.sub(r"\\<", part) if i % 2 == 0 else part for i, part in enumerate(parts))
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _keep_placeholders(command: click.Command) -> None:
+    for each in [command, *getattr(command, "commands", {}).values()]:
+        if each.help:
+            each.help = _escape_prose(each.help)
+        for param in each.params:
+            if getattr(param, "help", None):
+                param.help = _escape_prose(param.help)
 
 
 def typer_factory(function: Callable[[], typer.Typer]) -> Callable[[], typer.Typer]:

@@ -66,3 +66,25 @@ def test_listing_commands_and_running_one() -> None:
 
 def test_the_root_group_is_a_typer_group() -> None:
     assert isinstance(typer.main.get_command(app), typer.core.TyperGroup)
+
+
+def _leaves(group, prefix: str = ""):
+    children = group.load_all() if hasattr(group, "load_all") else group.commands
+    for name, command in children.items():
+        if hasattr(command, "commands"):
+            yield from _leaves(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
+
+
+def test_placeholders_in_help_survive_the_markdown_renderer() -> None:
+    """`DIR/<project>/<feature>.md` printed as `DIR//.md` before (an HTML tag to markdown)."""
+    runner = CliRunner()
+    checked = 0
+    for name, command in _leaves(typer.main.get_command(app)):
+        shown = " ".join(runner.invoke(app, [*name.split(), "--help"], terminal_width=400).output.split())
+        for text in [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]:
+            for placeholder in re.findall(r"<[A-Za-z_][\w\-.]*>", text.replace("\\<", "<")):
+                checked += 1
+                assert placeholder in shown, (name, placeholder)
+    assert checked >= 3
