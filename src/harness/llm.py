@@ -129,6 +129,15 @@ class Ledger:
                 "retries": sum(len(r.retried) for r in self.records)}
 
 
+def _litellm() -> Any:
+    """litellm, imported on first use (it costs ~1 s) and told not to print its feedback banner (ANSI
+    colours on stdout) beside our one-line errors."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
 # litellm reports a missing key as a 500 (OpenAI: "Missing credentials"), an APIConnectionError
 # (Gemini) or an AuthenticationError (Anthropic): the message says what it is, whatever the class.
 _CREDENTIALS = re.compile(r"missing credentials|api[ _-]?key|no key is set|unauthori[sz]ed|invalid x-api-key|"
@@ -139,7 +148,7 @@ def refusal(exc: BaseException) -> str | None:
     """One line saying why the provider will refuse every call, or None for any other error.
 
     A context overflow is a BadRequest too, but it ends one generation, not the run."""
-    import litellm
+    litellm = _litellm()
 
     text = " ".join(str(exc).split())
     if isinstance(exc, (litellm.exceptions.ContextWindowExceededError, litellm.exceptions.RateLimitError,
@@ -156,12 +165,12 @@ def refusal(exc: BaseException) -> str | None:
 
 
 def _first_words(text: str, limit: int = 200) -> str:
-    text = text.removeprefix("litellm.")
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text).removeprefix("litellm.")  # no terminal colours in a line we print
     return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _is_transient(exc: BaseException) -> bool:
-    import litellm
+    litellm = _litellm()
 
     if refusal(exc) is not None:
         return False
@@ -203,7 +212,7 @@ class Model:
             raise LimitReached("max_cost", f"${self.ledger.cost_usd:.4f} spent of ${self.limits.max_cost_usd:g}")
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ModelReply:
-        import litellm
+        litellm = _litellm()
 
         self.check_limits()
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages, "timeout": self.config.timeout,
@@ -290,7 +299,7 @@ def _provider_cost(usage: Any) -> float | None:
 
 
 def _price_table_cost(response: Any) -> float | None:
-    import litellm
+    litellm = _litellm()
 
     try:
         cost = litellm.completion_cost(completion_response=response)

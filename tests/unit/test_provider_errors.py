@@ -48,3 +48,18 @@ def test_a_context_overflow_ends_one_generation_not_the_run() -> None:
 ])
 def test_external_agents_failure_text(text: str, reason: str) -> None:
     assert provider_reason(text) == reason
+
+
+def test_a_missing_key_prints_no_litellm_banner() -> None:
+    """litellm printed a coloured "Give Feedback / Get Help" banner on stdout beside our one line."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("from harness.llm import Model, ModelConfig\n"
+             "try:\n    Model(ModelConfig(model='openai/gpt-4o-mini')).complete([{'role': 'user', 'content': 'hi'}])\n"
+             "except Exception as exc:\n    print('ERROR', exc)\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert "no valid credentials" in done.stdout, done.stdout + done.stderr
+    assert "\x1b[" not in done.stdout + done.stderr and "Give Feedback" not in done.stdout + done.stderr
