@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from bench.model import InstanceResult, Mutant, Outcome
+from bench.runlog import dataset_dir, instance_file_name, trajectory_file
 from bench.runs import ConfigData, config_dir_name
 
 # The stage ladder of docs/evaluation.md#outcomes-the-first-failing-stage, in order; a result's
@@ -29,11 +29,6 @@ LADDER = [("generation", Outcome.generation_failure), ("build", Outcome.build_fa
           ("binding", Outcome.binding_failure), ("execution", Outcome.execution_failure),
           ("assertion", Outcome.assertion_failure)]
 MAX_TRAJECTORY_TEXT = 4000
-
-
-def instance_file_name(instance_id: str) -> str:
-    """A file-name-safe spelling of an instance id (trajectory directories, explorer pages)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", instance_id)
 
 
 class Rung(BaseModel):
@@ -90,28 +85,11 @@ def ladder(outcome: Outcome) -> list[Rung]:
 
 def dataset_of(config: ConfigData) -> Path | None:
     """The dataset a run scored against: plan.json (req2test run) or run.json (req2test evaluate)."""
-    run = Path(config.run)
-    for candidate, key in ((run / "plan.json", "dataset_dir"), (Path(config.directory) / "run.json", "dataset"),
-                           (run / "run.json", "dataset")):
-        if candidate.is_file():
-            value = json.loads(candidate.read_text(encoding="utf-8")).get(key)
-            if value and Path(value).is_dir():
-                return Path(value)
-    return None
+    return dataset_dir(config)  # the run's files are read in one place: bench.runlog
 
 
 def _trajectory_file(config: ConfigData, instance_id: str, candidate: int) -> Path | None:
-    name = instance_file_name(instance_id)
-    record = config.record
-    places = [Path(config.run) / "generations" / record.generations / f"c{candidate}" / "trajectories" / name,
-              Path(config.directory) / "trajectories" / name / f"c{candidate}",
-              Path(config.directory) / "trajectories" / name,
-              Path(config.directory).parent / "trajectories" / name]
-    for place in places:
-        files = sorted(place.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if place.is_dir() else []
-        if files:
-            return files[-1]  # the last attempt is the one that produced the prediction
-    return None
+    return trajectory_file(config, instance_id, candidate)
 
 
 def _events(path: Path | None) -> tuple[list[TrajectoryEvent], list[TrajectoryEvent]]:

@@ -11,7 +11,8 @@ Two layouts are accepted (notes/issue6-layout.md):
 
 A configuration is selected on the command line as ``RUN:CONFIG``. Several runs read together
 (``load_runs``: e.g. one experiment per dataset, reported side by side) name each configuration
-``RUN:CONFIG`` after its run directory.
+``RUN:CONFIG`` after its run directory. ``bench.runlog`` is the public, documented face of these loaders
+(``read_run``: the configurations in the experiment's arm order, with its baseline).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.journal import Journal, JournalError
-from bench.model import GenerationMetadata, InstanceResult, Prediction
+from bench.model import GenerationMetadata, InstanceResult, Prediction, RunSummary
 
 
 class RunsError(Exception):
@@ -103,6 +104,8 @@ class ConfigData(BaseModel):
     results: list[InstanceResult]
     predictions: dict[str, Prediction] = Field(default_factory=dict)
     skipped_prediction_lines: int = 0
+    summary: RunSummary | None = Field(None, description="summary.json beside the results; None when absent or "
+                                       "written in another schema (the results are what counts)")
 
     def generation_metadata(self) -> dict[str, GenerationMetadata]:
         """Per instance: the prediction's metadata, else the copy evaluate stored in the result
@@ -119,7 +122,7 @@ class ConfigData(BaseModel):
 
 
 # ----------------------------------------------------------------------------- loading
-def _read_results(path: Path) -> list[InstanceResult]:
+def read_results_file(path: Path) -> list[InstanceResult]:
     """The journal's last record of each instance (a torn tail is evaluate's to recompute)."""
     try:
         return list(Journal(path, InstanceResult, key=lambda result: result.instance_id, repair=False).done.values())
@@ -145,6 +148,13 @@ def _read_predictions(path: Path) -> tuple[dict[str, Prediction], int]:
     return predictions, skipped
 
 
+def _read_summary(path: Path) -> RunSummary | None:
+    try:
+        return RunSummary.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):  # absent, or an older run's summary: the report recomputes from results
+        return None
+
+
 def _load_one(directory: Path, run: Path, default_name: str) -> ConfigData:
     config_path = directory / "config.json"
     data: dict[str, Any] | None = None
@@ -161,10 +171,26 @@ def _load_one(directory: Path, run: Path, default_name: str) -> ConfigData:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise RunsError(f"{config_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    results = _read_results(directory / "results.jsonl")
+    results = read_results_file(directory / "results.jsonl")
     predictions, skipped = _read_predictions(directory / "predictions.jsonl")
     return ConfigData(name=name, run=str(run), directory=str(directory), record=record, results=results,
-                      predictions=predictions, skipped_prediction_lines=skipped)
+                      predictions=predictions, skipped_prediction_lines=skipped,
+                      summary=_read_summary(directory / "summary.json"))
+
+
+Layout = Literal["experiment", "evaluate", "evaluations"]
+
+
+def run_layout(path: Path) -> Layout | None:
+    """Which layout ``path`` has: ``req2test run`` (configs/), ``req2test evaluate`` (results.jsonl) or a
+    directory of evaluate runs (*/results.jsonl); None for none of them."""
+    if (path / "configs").is_dir():
+        return "experiment"
+    if (path / "results.jsonl").is_file():
+        return "evaluate"
+    if any(path.glob("*/results.jsonl")):
+        return "evaluations"
+    return None
 
 
 def load_configs(path: Path) -> list[ConfigData]:
@@ -176,16 +202,18 @@ def load_configs(path: Path) -> list[ConfigData]:
         raise RunsError(f"{path}: not a directory")
     configs_dir = path / "configs"
     configs: list[ConfigData] = []
-    if configs_dir.is_dir():
+    layout = run_layout(path)
+    if layout == "experiment":
         for results in sorted(configs_dir.rglob("results.jsonl")):
             directory = results.parent
             # without a config.json the name is the directory's path; `req2test run` spells '/' as '~' there
             default = directory.relative_to(configs_dir).as_posix().replace("~", "/")
             configs.append(_load_one(directory, path, default))
-    elif (path / "results.jsonl").is_file():
+    elif layout == "evaluate":
         configs.append(_load_one(path, path, path.resolve().name))
-    elif children := sorted(p.parent for p in path.glob("*/results.jsonl")):
+    elif layout == "evaluations":
         # a directory of evaluate runs (e.g. `req2test calibrate -o DIR`: oracle/, empty/, then-stripped/)
+        children = sorted(p.parent for p in path.glob("*/results.jsonl"))
         configs.extend(_load_one(child, path, child.name) for child in children)
     else:
         raise RunsError(f"{path}: neither configs/*/results.jsonl (req2test run), results.jsonl "
@@ -205,6 +233,20 @@ def load_runs(paths: list[Path]) -> list[ConfigData]:
     datasets) stays two. Its ``record.name`` keeps the name the run gave it."""
     if len(paths) == 1:
         return load_configs(paths[0])
+    configs: list[ConfigData] = []
+    for path, label in zip(paths, run_labels(paths)):
+        configs.extend(prefixed(load_configs(path), label))
+    return configs
+
+
+def prefixed(configs: list[ConfigData], label: str) -> list[ConfigData]:
+    """The configurations of run ``label`` as a report of several runs names them: ``RUN:CONFIG``."""
+    return [c.model_copy(update={"name": f"{label}:{c.name}"}) for c in configs]
+
+
+def run_labels(paths: list[Path]) -> list[str]:
+    """Each run directory's name, what prefixes its configurations when several runs are read together;
+    a directory given twice, or two directories of one name, is a one-line error."""
     resolved = [Path(p).resolve() for p in paths]
     repeated = sorted({str(p) for p in paths if resolved.count(Path(p).resolve()) > 1})
     if repeated:
@@ -214,10 +256,7 @@ def load_runs(paths: list[Path]) -> list[ConfigData]:
     if twins:
         raise RunsError(f"two run directories are named {twins[0]!r}: rename one (a run's directory name "
                         f"prefixes its configurations)")
-    configs: list[ConfigData] = []
-    for path, label in zip(paths, labels):
-        configs.extend(c.model_copy(update={"name": f"{label}:{c.name}"}) for c in load_configs(path))
-    return configs
+    return labels
 
 
 def split_selection(spec: str) -> tuple[Path, str | None]:

@@ -40,6 +40,8 @@ COMMANDS: dict[str, LazyCommand] = {name: LazyCommand(target=target, summary=sum
      "Compare two configurations on the instances both scored."),
     ("report", "harness.cli_report:report_command", "Write RUN/report.md and RUN/report.html."),
     ("show", "harness.cli_show:show_command", "Why each instance came out as it did."),
+    ("prompts", "harness.cli_prompts:prompts_command",
+     "List, print or render the prompt templates and paragraphs an experiment's arms use."),
     ("attribute", "harness.cli_attribute:attribute_command",
      "Label each failing scenario and each surviving requirement-targeted mutant of a suite configuration."),
     ("provider", "harness.cli:provider_app",
@@ -95,7 +97,10 @@ def commands() -> dict:
 
 
 def main() -> None:
+    from bench.stopping import interrupt_on_sigterm
+
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    interrupt_on_sigterm()  # `kill`, `timeout` and CI cancellations stop a run as Ctrl-C does
     app()
 
 

@@ -16,7 +16,8 @@ from bench.explorer import write_instance_pages
 from bench.formatting import pct, pp
 from bench.report import Report, build_report, render_html, render_markdown
 from bench.report.sections import language_tables
-from bench.runs import RunsError, load_runs, select_config
+from bench.runlog import read_runs
+from bench.runs import RunsError, select_config
 
 
 def _p(value: float) -> str:
@@ -107,11 +108,17 @@ def report_command(
     = None,
     title: Annotated[str | None, typer.Option(help="Report title (default: the run directory's name).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", metavar="ARM",
+        help="The arm every other arm is paired against (default: the experiment's `baseline:`, else its first "
+             "arm).")] = None,
 ) -> None:
     """Write RUN/report.md and RUN/report.html: per configuration and project N, N_exec, Pass@1
     with its kill-complete part, KillComplete@1 with 95% CI, API F1, coverage Jaccard, mutant
     recall; the outcome stages; efficiency (time, calls, tokens, money, cost per pass and per
-    kill-complete pass); cost vs KillComplete@1 with its Pareto frontier; best-of-n vs single.
+    kill-complete pass); cost vs KillComplete@1 with its Pareto frontier; best-of-n vs single; paired
+    tests of every arm against the baseline arm (the experiment's `baseline:`, else its first arm, or
+    --baseline) and of every pick among candidates against the arm's single candidate.
     The HTML is one self-contained file (inline CSS and SVG).
 
     Several runs are reported together, their configurations named RUN:CONFIG. Where a configuration
@@ -125,16 +132,18 @@ def report_command(
 
       req2test report runs/mini -o reports/mini --title "gpt-5-mini, target-hidden"
 
+      req2test report runs/ab --baseline grounded
+
       req2test report runs/cal-py runs/cal-go runs/cal-java -o reports/algorand-languages
     """
     if len(runs) > 1 and output_dir is None:
         raise fail(f"{len(runs)} runs: give --output/-o, the directory their report goes to")
+    default_title = "req2test report: " + " + ".join(run.resolve().name for run in runs)
     try:
-        configs = load_runs(runs)
+        configs = [config for run in read_runs(runs) for config in run.configs]
+        report = build_report(configs, title or default_title, resamples=resamples, baseline=baseline)
     except RunsError as exc:
         raise fail(str(exc)) from None
-    default_title = "req2test report: " + " + ".join(run.resolve().name for run in runs)
-    report = build_report(configs, title or default_title, resamples=resamples)
     target = output_dir if output_dir is not None else runs[0]
     try:
         target.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,12 @@ class GenerateOptions(BaseModel):
     view: Literal["th", "ah"] = "th"
     sandbox: str = "default"
     limits: Limits = Field(default_factory=Limits)
-    paragraphs: list[str] = Field(default_factory=list)
+    paragraphs: list[str] = Field(default_factory=list, description="shipped paragraph names or paths of files")
+    # kept out of generate.json (exclude): a run directory written before they existed still resumes, and
+    # an experiment's cache key hashes them itself (harness.experiment.prompt_files.prompt_key)
+    template: str | None = Field(None, exclude=True, description="a task prompt template file of the user's")
+    prompt_texts: dict[str, str] = Field(default_factory=dict, exclude=True,
+                                         description="the text of each paragraph or template given by path")
     instances: list[str] | None = None
     for_submission: bool = False
     provider_reruns: int = Field(2, ge=0)
@@ -219,6 +224,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
             trajectory.add("prerequisites", given=sorted(prerequisites), detail=task_extra.get("detail", ""))
         task = AgentTask(instance=instance, suite=suite, view=options.view, features_dir=project.features_dir,
                          python_path=opened.env["PYTHONPATH"], paragraphs=options.paragraphs,
+                         template=options.template, prompt_texts=options.prompt_texts,
                          enriched_requirement=enriched_requirement, prerequisite_tests=prerequisites,
                          framework=project.framework,
                          # named only where test code does not go under the features dir
@@ -257,6 +263,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         extra={"end_reason": result.reason, "end_detail": result.detail, "attempts": attempts,
                "cost_source": ledger_totals.get("cost_source"), "retries": ledger_totals.get("retries", 0),
                "paragraphs": options.paragraphs, "discarded": diff.discarded,
+               **({"template": options.template} if options.template else {}),
                "sandbox": report.model_dump(mode="json"), **(extra or {}),
                **({"prerequisites_given": sorted(prerequisites)} if prerequisites else {}),
                **({"prerequisite_verdicts": json.loads(task_extra["detail"])} if task_extra.get("detail") else {}),

@@ -26,7 +26,7 @@ from tests.unit.test_cli_not_imported import SRC, modules
 CORE = {"bench", "bench.model", "bench.schema", "bench.judging", "bench.registry", "bench.progress",
         "bench.gherkin_reader", "bench.frameworks", "bench.frameworks.protocol", "bench.frameworks.registry"}
 ORCHESTRATION = ("bench.evaluate", "bench.calibrate", "bench.suite", "bench.history", "bench.report",
-                 "bench.explorer", "bench.runs", "bench.compare", "bench.cli")
+                 "bench.explorer", "bench.runs", "bench.runlog", "bench.compare", "bench.cli")
 FRAMEWORKS = sorted(p.name for p in (SRC / "bench" / "frameworks").iterdir()
                     if p.is_dir() and (p / "__init__.py").is_file())
 

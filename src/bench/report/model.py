@@ -89,7 +89,7 @@ class BestOfGroup(BaseModel):
 
 
 class PairedRow(BaseModel):
-    """One paired comparison: an A/B arm against the view's first arm, or a selector's pick
+    """One paired comparison: an arm against its view's baseline arm, or a pick among several candidates
     against its arm's first candidate (single)."""
 
     a: str
@@ -178,6 +178,8 @@ class Report(BaseModel):
     unknown_cost: list[str] = Field(description="configs left off the frontier: no cost recorded")
     best_of_n: list[BestOfGroup]
     paired: list[PairedRow] = Field(default_factory=list, description="B against A on the instances both scored")
+    baselines: list[str] = Field(default_factory=list, description="each group's baseline arm and why it is that "
+                                 "one, e.g. 'baseline: plain@th — the experiment's first arm'")
     instances: list[InstanceRow] = Field(default_factory=list)
     epochs: list[EpochRow] = Field(default_factory=list)
     languages: list[LanguageGroup] = Field(default_factory=list, description="the same configuration on several "

@@ -118,10 +118,12 @@ def build_sections(report: Report, links: dict[tuple[str, str], str] | None = No
     if report.paired:
         sections.append(Section(
             "Paired tests (B against A)",
-            text=[("Each A/B arm against the first arm of its view, and each selector's pick against its arm's first "
-                  "candidate, on the instances both scored. B>A / A>B count the discordant instances; p is one-sided "
-                  "(H1: B is better): exact McNemar for Pass and KillComplete, paired sign-flip for mutant recall. "
-                  "Differences carry 95% cluster-bootstrap CIs.")],
+            text=[("Each arm against the baseline arm of its view (the experiment's `baseline:`, else its first arm; "
+                  "`req2test report --baseline ARM` chooses another), and each pick among several candidates against "
+                  "its arm's first candidate alone (single), on the instances both scored. B>A / A>B count the "
+                  "discordant instances; p is one-sided (H1: B is better): exact McNemar for Pass and KillComplete, "
+                  "paired sign-flip for mutant recall. Differences carry 95% cluster-bootstrap CIs."),
+                  *report.baselines],
             tables=[Table(["A", "B", "pairs", "Δ Pass@1 [95% CI]", "B>A / A>B", "p", "Δ KC@1 [95% CI]", "B>A / A>B",
                            "p", "Δ recall", "p"],
                           [[r.a, r.b, str(r.n_paired), _diff(r.pass_difference), f"{r.pass_b_over_a} / {r.pass_a_over_b}",

@@ -14,7 +14,6 @@ from typing import Any
 
 from bench.compare import compare
 from bench.dataset import Dataset, DatasetError, load_dataset
-from bench.explorer import dataset_of
 from bench.families import language, shared_families, unique_families
 from bench.model import InstanceResult
 from bench.report.model import (
@@ -34,7 +33,8 @@ from bench.report.model import (
     ProjectMetrics,
     Report,
 )
-from bench.runs import ConfigData
+from bench.runlog import ArmOrder, arm_order, dataset_dir
+from bench.runs import ConfigData, RunsError
 from bench.stats import cluster_bootstrap, project_average
 from bench.summary import METRICS
 
@@ -153,10 +153,17 @@ def _best_of_n(summaries: list[ConfigSummary]) -> list[BestOfGroup]:
     return out
 
 
-def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, seed: int = 0) -> Report:
-    """Every view of the report, computed once (render_markdown / render_html only format)."""
+def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, seed: int = 0,
+                 baseline: str | None = None) -> Report:
+    """Every view of the report, computed once (render_markdown / render_html only format).
+
+    ``baseline``: the arm the paired tests compare every other arm against, instead of the one each run
+    directory records (``bench.runlog.arm_order``); an arm no configuration has is a one-line RunsError."""
+    arms = list(dict.fromkeys(c.record.arm for c in configs if c.record.role == "arm"))
+    if baseline is not None and baseline not in arms:
+        raise RunsError(f"baseline {baseline!r} is not an arm of the report; arms: {', '.join(arms)}")
     summaries = [_summarize(c, resamples, seed) for c in configs]
-    datasets = {c.name: _resolved(dataset_of(c)) for c in configs}
+    datasets = {c.name: _resolved(dataset_dir(c)) for c in configs}
     points = {s.name: (s.efficiency.cost_per_generation, s.kill_complete_at_1.value) for s in summaries
               if s.efficiency.cost_per_generation is not None and s.kill_complete_at_1.value is not None}
     unknown = [s.name for s in summaries if s.efficiency.cost_per_generation is None]
@@ -177,10 +184,12 @@ def build_report(configs: list[ConfigData], title: str, resamples: int = 2000, s
     languages: list[LanguageGroup] = []
     if len({d for d in datasets.values() if d is not None}) > 1:  # a report of one dataset has no such table
         languages = language_groups(configs, datasets, resamples, seed, notes)
+    pairs, baselines = paired_configs(configs, datasets, baseline, notes)
     return Report(title=title, runs=sorted({c.run for c in configs}), configs=summaries,
                   frontier=pareto_frontier(points),  # type: ignore[arg-type]
                   unknown_cost=unknown, best_of_n=_best_of_n(summaries),
-                  paired=_paired(configs, resamples, seed, datasets), instances=_instance_rows(configs),
+                  paired=_paired(pairs, resamples, seed, notes), baselines=baselines,
+                  instances=_instance_rows(configs),
                   epochs=_epochs(summaries, configs), languages=languages,
                   bootstrap={"resamples": resamples, "seed": seed, "cluster": "feature file within project",
                              "level": 0.95},
@@ -228,23 +237,86 @@ def _instance_rows(configs: list[ConfigData]) -> list[InstanceRow]:
     return list(rows.values())
 
 
-def _paired(configs: list[ConfigData], resamples: int, seed: int,
-            datasets: dict[str, Path | None] | None = None) -> list[PairedRow]:
-    """A/B arms against the first arm of their view; selectors against their arm's single (within a dataset:
-    ``datasets`` maps a configuration to the one it was scored on, when several runs are reported together)."""
+Group = tuple[Path | None, str | None, int | None]  # the arms compared with each other: per dataset, view, epoch
+
+
+def paired_configs(configs: list[ConfigData], datasets: dict[str, Path | None] | None = None,
+                   baseline: str | None = None, notes: list[str] | None = None,
+                   ) -> tuple[list[tuple[ConfigData, ConfigData]], list[str]]:
+    """Which configurations the report pairs (A, B), and each group's baseline as the report says it.
+
+    Every arm against its group's baseline arm (within a dataset, view and epoch; ``datasets`` maps a
+    configuration to the dataset it was scored on when several runs are reported together), in the
+    experiment's arm order; then every pick among several candidates (an arm's first selector, each further
+    selector) against its arm's first candidate alone (``/single``). The baseline is ``baseline`` (an arm's
+    name) where given, else the arm the run records (``bench.runlog.arm_order``: the experiment's ``baseline:``
+    or first arm), else — a directory that records none, e.g. evaluate outputs passed by hand — the group's
+    first configuration, a fallback the notes name."""
+    notes = notes if notes is not None else []
+    orders: dict[str, ArmOrder | None] = {}
+
+    def order(config: ConfigData) -> ArmOrder | None:
+        if config.run not in orders:
+            orders[config.run] = arm_order(Path(config.run))
+        return orders[config.run]
+
+    def rank(config: ConfigData) -> int:
+        known = order(config)
+        if known is None:
+            return 0  # no recorded order: the configurations' own
+        return known.arms.index(config.record.arm) if config.record.arm in known.arms else len(known.arms)
+
+    groups: dict[Group, list[ConfigData]] = defaultdict(list)
+    for config in configs:
+        if config.record.role == "arm":
+            record = config.record
+            groups[((datasets or {}).get(config.name), record.view, record.epoch)].append(config)
     pairs: list[tuple[ConfigData, ConfigData]] = []
-    first_arm: dict[tuple[Path | None, str | None, int | None], ConfigData] = {}  # per dataset, view and epoch
+    baselines: list[str] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members = sorted(members, key=rank)  # stable: configurations of one arm keep their order
+        chosen, why, fallback = _baseline_of(members, baseline, order)
+        baselines.append(f"baseline: {chosen.name} — {why}")
+        if fallback:
+            notes.append(f"Paired tests compare against {chosen.name}: {why}.")
+        pairs.extend((chosen, other) for other in members if other is not chosen)
     singles = {(c.run, c.record.arm, c.record.view, c.record.epoch): c for c in configs if c.record.role == "single"}
     for config in configs:
         record = config.record
-        key = ((datasets or {}).get(config.name), record.view, record.epoch)
-        if record.role == "arm":
-            if key in first_arm:
-                pairs.append((first_arm[key], config))
-            else:
-                first_arm[key] = config
-        elif record.role == "selector" and (config.run, record.arm, record.view, record.epoch) in singles:
-            pairs.append((singles[(config.run, record.arm, record.view, record.epoch)], config))
+        picked = record.role == "selector" or (record.role == "arm" and record.selector is not None)
+        if picked and (key := (config.run, record.arm, record.view, record.epoch)) in singles:
+            pairs.append((singles[key], config))
+    return pairs, baselines
+
+
+def _baseline_of(members: list[ConfigData], baseline: str | None,
+                 order: Callable[[ConfigData], ArmOrder | None]) -> tuple[ConfigData, str, bool]:
+    """A group's baseline configuration (members in arm order), why it is that one, and whether that is a
+    fallback (the notes say so)."""
+    if baseline is not None:
+        chosen = next((m for m in members if m.record.arm == baseline), None)
+        if chosen is not None:
+            return chosen, "chosen for this report (--baseline)", False
+    for member in members:
+        known = order(member)
+        if known is not None and known.baseline == member.record.arm:
+            return member, known.reason, False
+    first, known = members[0], order(members[0])
+    if baseline is not None:
+        return first, f"first in arm order: arm {baseline} has no configuration in this group", True
+    if known is None:
+        return first, (f"the first configuration (by name; runs in the order given): {first.run} records no arm "
+                       f"order (no plan.json) — --baseline ARM chooses another"), True
+    return first, f"first in the experiment's arm order: its baseline {known.baseline} has no results here", True
+
+
+def _paired(pairs: list[tuple[ConfigData, ConfigData]], resamples: int, seed: int,
+            notes: list[str] | None = None) -> list[PairedRow]:
+    """The paired tests of ``pairs`` (B against A) on the instances both scored."""
+    if len(pairs) > MAX_PAIRS and notes is not None:
+        notes.append(f"Paired tests: the first {MAX_PAIRS} of {len(pairs)} pairs are shown.")
     rows = []
     for a, b in pairs[:MAX_PAIRS]:
         if not {r.instance_id for r in a.results} & {r.instance_id for r in b.results}:

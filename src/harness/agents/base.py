@@ -81,7 +81,12 @@ class AgentTask(BaseModel):
     view: Literal["th", "ah"]
     features_dir: str
     python_path: str = Field(description="PYTHONPATH inside the sandbox that makes production importable")
-    paragraphs: list[str] = Field(default_factory=list, description="names of the prompt paragraphs the arm adds")
+    paragraphs: list[str] = Field(default_factory=list, description="the prompt paragraphs the arm adds: shipped "
+                                  "names, or paths of the user's files (harness.prompts.is_path)")
+    template: str | None = Field(None, description="a task prompt template file of the user's, in place of the "
+                                 "shipped one")
+    prompt_texts: dict[str, str] = Field(default_factory=dict, description="the text of each paragraph or "
+                                         "template given by path, read when the run was planned (by path)")
     enriched_requirement: str | None = Field(None, description="a clarified requirement, when a strategy made one")
     prerequisite_tests: dict[str, str] = Field(default_factory=dict,
                                                description="passing tests of prerequisite requirements")

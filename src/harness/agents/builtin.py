@@ -9,13 +9,14 @@ and the reason is recorded.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from bench.frameworks.protocol import PromptTerms
 from bench.frameworks.registry import get_framework
 from harness.agents.base import AgentEnv, AgentResult, AgentTask
 from harness.llm import LimitReached, ProviderInterrupted, ProviderRefused, ToolCall
-from harness.prompts import paragraph, render
+from harness.prompts import paragraph, read_prompt_file, render, render_source
 from harness.sandbox.base import WORKSPACE
 
 MAX_TOOL_OUTPUT = 10_000  # characters an observation keeps (head and tail)
@@ -69,10 +70,16 @@ def task_messages(task: AgentTask) -> list[dict[str, Any]]:
         return [{"role": "system", "content": system},
                 {"role": "user", "content": render("takeover.md.j2", task=task.takeover)}]
     implementing = task.suite is not None and task.suite.kind == "implementation"
-    user = render("implement.md.j2" if implementing else "task.md.j2", requirement=task.instance.requirement, interfaces=task.instance.target_interfaces,
-                  view=task.view, features_dir=task.features_dir, python_path=task.python_path,
-                  paragraphs=[paragraph(name) for name in task.paragraphs], terms=terms, test_dirs=task.test_dirs,
-                  suite=task.suite)
+    variables = {"requirement": task.instance.requirement, "interfaces": task.instance.target_interfaces,
+                 "view": task.view, "features_dir": task.features_dir, "python_path": task.python_path,
+                 "paragraphs": [_paragraph(task, entry) for entry in task.paragraphs], "terms": terms,
+                 "test_dirs": task.test_dirs, "suite": task.suite}
+    if task.template:
+        source = task.prompt_texts.get(task.template)
+        source = source if source is not None else read_prompt_file(Path(task.template), "template")
+        user = render_source(source, task.template, **variables)
+    else:
+        user = render("implement.md.j2" if implementing else "task.md.j2", **variables)
     if task.enriched_requirement:
         user += f"\n# Clarified requirement\n\n{task.enriched_requirement.strip()}\n"
     if task.prerequisite_tests:
@@ -80,6 +87,11 @@ def task_messages(task: AgentTask) -> list[dict[str, Any]]:
         for path, text in sorted(task.prerequisite_tests.items()):
             user += f"\n`{path}`:\n```{terms.code_fence}\n{text}\n```\n"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _paragraph(task: AgentTask, entry: str) -> str:
+    # the text read when the run was planned, when there is one: what the cache key hashed
+    return task.prompt_texts[entry].strip() if entry in task.prompt_texts else paragraph(entry)
 
 
 class BuiltinAgent:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from bench.registry import Registry
 
@@ -104,7 +104,11 @@ class Arm(_Strict):
     temperature: float | None = Field(None, ge=0, le=2)
     seed: int | None = Field(None, description="the provider's sampling seed, where it honours one")
     max_tokens: int | None = Field(None, ge=1, description="output tokens per model call")
-    paragraphs: list[str] = Field(default_factory=list)
+    paragraphs: list[str] = Field(default_factory=list, description="shipped paragraph names (grounding) or "
+                                  "files of your own (./my.md: relative to the experiment file)")
+    template: str | None = Field(None, description="a task prompt template of your own (a file, relative to the "
+                                 "experiment file) in place of task.md.j2 (implement.md.j2 in reverse mode); "
+                                 "start from `req2test prompts task`")
     enrich: bool = False
     decompose: Literal["off", "sandbox", "evaluator"] = "off"
     n: int = Field(1, ge=1, le=20)
@@ -193,6 +197,17 @@ class Experiment(_Strict):
     evaluation: Evaluation = Field(default_factory=Evaluation)
     provider: ProviderScript | None = None
     arms: list[Arm] = Field(min_length=1)
+    # after arms: its validator sees the validated arms
+    baseline: str | None = Field(None, description="the arm the report compares every other arm against "
+                                 "(default: the first arm)")
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_is_an_arm(cls, value: str | None, info: ValidationInfo) -> str | None:
+        arms = info.data.get("arms")  # absent when the arms themselves are wrong: those errors say enough
+        if value is not None and arms is not None and value not in [arm.name for arm in arms]:
+            raise ValueError(f"no arm named {value!r} (arms: {', '.join(arm.name for arm in arms)})")
+        return value
 
     @model_validator(mode="after")
     def _unique_arms(self) -> Experiment:
@@ -217,6 +232,8 @@ class Experiment(_Strict):
                                     "decompose: off, no black_box_oracle)")
                 if arm.agent in ("empty", "then-stripped"):
                     problems.append(f"arm {arm.name}: the takeover task's calibrations are oracle and none")
+                if arm.template is not None:
+                    problems.append(f"arm {arm.name}: takeover mode has its own prompts: leave template out")
             if problems:
                 raise ValueError("; ".join(problems))
         elif self.mode != "scenario":

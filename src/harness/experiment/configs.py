@@ -121,12 +121,12 @@ def headline(run_dir: Path, record: ConfigRecord) -> dict[str, Any]:
 def report(runner: ExperimentRunner) -> list[str]:
     try:
         from bench.report import build_report, render_html, render_markdown
-        from bench.runs import load_configs
+        from bench.runlog import read_run
     except ImportError:
         return []
     from bench.explorer import write_instance_pages
 
-    configs = load_configs(runner.run_dir)
+    configs = read_run(runner.run_dir).configs  # in the experiment's arm order, paired against its baseline
     built = build_report(configs, title=f"req2test run: {runner.plan.name}")
     links = write_instance_pages(configs, runner.run_dir)
     (runner.run_dir / "report.md").write_text(render_markdown(built), encoding="utf-8")

@@ -33,19 +33,21 @@ def claim_run_dir(run_dir: Path, plan: ExperimentPlan, text: str) -> None:
     mine = plan.model_dump(mode="json")
     if plan_path.is_file():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
-        keys = ("experiment", "dataset_card_sha256", "instances", "provider_script_sha256")
+        keys = ("experiment", "dataset_card_sha256", "instances", "provider_script_sha256", "prompt_files_sha256")
         if any(resumable(previous).get(k) != resumable(mine).get(k) for k in keys):
             raise ExperimentError(f"{run_dir} holds a run of another experiment (or the file changed); "
                                   "use a new output directory")
-    else:
-        plan_path.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
+    # (re)written: the same run may come back with a raised budget or another baseline, and the report reads it
+    plan_path.write_text(json.dumps(mine, indent=2) + "\n", encoding="utf-8")
     (run_dir / "experiment.yaml").write_text(text, encoding="utf-8")
 
 
 def resumable(plan: dict[str, Any]) -> dict[str, Any]:
-    """The plan without what a rerun may change: the run's budget (raised to continue a run)."""
+    """The plan without what a rerun may change: the run's budget (raised to continue a run) and the
+    report's baseline (it changes no generation or evaluation)."""
     copy = json.loads(json.dumps(plan))
     copy.get("experiment", {}).get("limits", {}).pop("max_run_cost", None)
+    copy.get("experiment", {}).pop("baseline", None)
     return copy
 
 

@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 import harness
 from bench.dataset import Dataset, DatasetError, load_dataset
@@ -30,10 +30,11 @@ from harness.experiment.config import (
     locate,
     select_instances,
 )
+from harness.experiment.prompt_files import own_files_sha256, prompt_key, prompt_texts, resolve_prompts
 from harness.experiment.providers import model_config
 from harness.generate import GenerateOptions
 from harness.llm import Limits
-from harness.prompts import available_paragraphs, prompt_dir
+from harness.prompts import PromptFile, prompt_dir
 
 
 class ArmView(BaseModel):
@@ -60,6 +61,23 @@ class ExperimentPlan(BaseModel):
     dataset_card_sha256: str
     instances: list[str]
     provider_script_sha256: str | None = None
+    prompt_files: list[PromptFile] = Field(default_factory=list, description="every paragraph and template the "
+                                           "arms use: the file read and the sha256 of its text")
+    prompt_files_sha256: str | None = Field(None, description="over the arms' own prompt files (None: shipped "
+                                            "ones only), so a rerun in the run directory notices an edited one")
+    # what bench (which cannot import harness) reads to pair the arms in the report: bench.runlog.arm_order
+    arms: list[str] = Field(default_factory=list, description="the arms in the experiment's order")
+    baseline: str | None = Field(None, description="the arm the report compares the others against: the "
+                                 "experiment's baseline, else its first arm")
+
+    @model_validator(mode="after")
+    def _arm_order(self) -> ExperimentPlan:
+        # derived from the experiment wherever a plan is built, so plan.json always records them
+        if not self.arms:
+            self.arms = [str(arm["name"]) for arm in self.experiment.get("arms", [])]
+        if self.baseline is None and self.arms:
+            self.baseline = self.experiment.get("baseline") or self.arms[0]
+        return self
 
 
 def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
@@ -107,7 +125,9 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
             errors.append(f"{locate(path, text, ('instances',))}: {exc}")
         if not instances and not errors:
             errors.append(f"{locate(path, text, ('instances',))}: selects no instance")
-    paragraphs = set(available_paragraphs())
+    written = experiment  # plan.json keeps the file's entries (./my.md), as it keeps dataset: beside dataset_dir
+    experiment, prompt_files, prompt_errors = resolve_prompts(experiment, path, text)
+    errors += prompt_errors
     from harness.sandbox.policy import load_policy
 
     for where, name in [(("sandbox",), experiment.sandbox)] + [
@@ -116,11 +136,6 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
             load_policy(name)
         except Exception as exc:  # noqa: BLE001 - any policy problem is the user's line to fix
             errors.append(f"{locate(path, text, where)}: {exc}")
-    for i, arm in enumerate(experiment.arms):
-        for j, paragraph in enumerate(arm.paragraphs):
-            if paragraph not in paragraphs:
-                errors.append(f"{locate(path, text, ('arms', i, 'paragraphs', j))}: no paragraph {paragraph!r} in "
-                              f"{prompt_dir() / 'paragraphs'} (available: {', '.join(sorted(paragraphs)) or 'none'})")
     script_sha = None
     if experiment.provider is not None:
         from harness.provider.script import ScriptLoadError, load_script
@@ -141,10 +156,19 @@ def prepare(path: Path) -> tuple[Experiment, ExperimentPlan, Dataset]:
         raise ExperimentError("\n".join(errors))
     assert dataset is not None
     plan = ExperimentPlan(name=experiment.name, file=str(path.resolve()),
-                          experiment=experiment.model_dump(mode="json"), dataset_dir=str(dataset_dir),
+                          experiment=_dump(written), dataset_dir=str(dataset_dir),
                           dataset_card_sha256=hashlib.sha256(card_file.read_bytes()).hexdigest(),
-                          instances=instances, provider_script_sha256=script_sha)
+                          instances=instances, provider_script_sha256=script_sha,
+                          prompt_files=prompt_files, prompt_files_sha256=own_files_sha256(prompt_files))
     return experiment, plan, dataset
+
+
+def _dump(experiment: Experiment) -> dict[str, Any]:
+    dumped = experiment.model_dump(mode="json")
+    for arm in dumped["arms"]:
+        if arm.get("template") is None:  # as runs before templates existed wrote it: they still resume
+            arm.pop("template", None)
+    return dumped
 
 
 def topological_levels(ids: list[str], depends_on: dict[str, list[str]]) -> list[list[str]]:
@@ -198,14 +222,16 @@ def arm_options(experiment: Experiment, arm: Arm, view: str, api_base: str | Non
                            sandbox=arm.sandbox or experiment.sandbox,
                            limits=Limits(max_calls=limits.max_calls, max_seconds=limits.max_seconds,
                                          max_cost_usd=limits.max_cost),
-                           paragraphs=list(arm.paragraphs), black_box_oracle=arm.black_box_oracle)
+                           paragraphs=list(arm.paragraphs), template=arm.template, prompt_texts=prompt_texts(arm),
+                           black_box_oracle=arm.black_box_oracle)
 
 
 class CacheKeys:
     """The content hashes generations and evaluations are cached and journaled under.
 
     A key covers everything that can change a unit's result (dataset card, agent, model without its address
-    or key, view, sandbox, limits, paragraphs, the prompts' and the evaluator's code, the provider script)
+    or key, view, sandbox, limits, paragraphs, the prompts' and the evaluator's code, the provider script;
+    a paragraph or template file of the user's by the digest of its text)
     and nothing that cannot (run directory, executor)."""
 
     def __init__(self, experiment: Experiment, plan: ExperimentPlan) -> None:
@@ -218,7 +244,8 @@ class CacheKeys:
         model = options.model.model_dump(exclude={"api_key", "api_base"}) if options.model else None
         return content_hash({"kind": kind, "dataset": self.plan.dataset_card_sha256, "agent": options.agent,
                              "model": model, "view": options.view, "sandbox": options.sandbox,
-                             "limits": options.limits.model_dump(), "paragraphs": options.paragraphs,
+                             "limits": options.limits.model_dump(),
+                             **prompt_key(options.paragraphs, options.template, options.prompt_texts),
                              "prompts": self.prompt_hash, "script": self.plan.provider_script_sha256,
                              "replicate": self.experiment.replicate, "version": harness.__version__,
                              # only when on: every other arm keeps the keys its cache was written under
