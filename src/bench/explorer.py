@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bench.model import InstanceResult, Mutant, Outcome
+from bench.model import NO_PREDICTION, FailureDetail, GenerationMetadata, InstanceResult, Mutant, Outcome
 from bench.runlog import dataset_dir, instance_file_name, trajectory_file
 from bench.runs import ConfigData, config_dir_name
 
@@ -65,6 +65,10 @@ class InstancePage(BaseModel):
     trajectory_file: str | None
     files: dict[str, str]
     end_reason: str | None
+    failure: FailureDetail | None = Field(None, description="why the clean run failed: step, traceback, output")
+    kills_note: str = Field("", description="why missed kills were not counted (empty: the test passed)")
+    generation: dict[str, Any] = Field(default_factory=dict, description="what generating the test cost")
+    files_note: str = Field("", description="why no submitted file is shown")
 
 
 def ladder(outcome: Outcome) -> list[Rung]:
@@ -146,7 +150,52 @@ def instance_page(config: ConfigData, instance_id: str, mutants: dict[str, Mutan
         missed_unknown=max(len(result.surviving_kills), counted) - len(missed), prompt=prompt, trajectory=steps,
         trajectory_file=str(trajectory_file) if trajectory_file else None,
         files=dict(prediction.files) if prediction is not None else {},
-        end_reason=metadata.extra.get("end_reason"))
+        end_reason=metadata.extra.get("end_reason"), failure=result.failure, kills_note=kills_note(result),
+        generation=generation_costs(metadata), files_note=_files_note(config, result, prediction is not None))
+
+
+def kills_note(result: InstanceResult) -> str:
+    """Why the ground-truth kills a test missed are not counted (empty: they are). Only a
+    passing test is run against the mutants: "0 missed" would claim a measurement never made."""
+    outcome = result.outcome
+    if outcome is Outcome.passed:
+        return ""
+    if outcome in (Outcome.tampering, Outcome.unstable, Outcome.infrastructure_failure):
+        return f"not counted: the evaluator refused a verdict ({outcome.value})"
+    if outcome is Outcome.generation_failure:
+        return "not measured: there was no test to run"
+    return f"not measured: the test did not pass its clean run ({outcome.value}), so no mutant was run against it"
+
+
+# what generation metadata shows, in this order, under these names
+GENERATION_FIELDS = [("agent", "agent"), ("model", "model"), ("reasoning", "reasoning"), ("view", "view"),
+                     ("wall_seconds", "wall s"), ("llm_calls", "LLM calls"), ("input_tokens", "input tokens"),
+                     ("output_tokens", "output tokens"), ("cached_tokens", "cached tokens"),
+                     ("cost_usd", "cost USD")]
+MAX_EXTRA_TEXT = 200
+
+
+def generation_costs(metadata: GenerationMetadata) -> dict[str, Any]:
+    """The generation's agent, model and cost (time, calls, tokens, USD) where recorded, then the
+    other scalar facts the generator reported (``extra``: candidate, attempts, enrichment cost...)."""
+    shown: dict[str, Any] = {label: getattr(metadata, name) for name, label in GENERATION_FIELDS
+                             if getattr(metadata, name) is not None}
+    for key, value in sorted(metadata.extra.items()):
+        if key in ("end_reason", "end_detail") or not isinstance(value, (str, int, float, bool)):
+            continue  # the end reason heads the page; its detail and nested records are the trajectory's
+        shown[key] = value[:MAX_EXTRA_TEXT] if isinstance(value, str) else value
+    return shown
+
+
+def _files_note(config: ConfigData, result: InstanceResult, has_prediction: bool) -> str:
+    if has_prediction:
+        return ""
+    if result.detail == NO_PREDICTION:
+        return "No prediction was submitted for this instance."
+    if not (Path(config.directory) / "predictions.jsonl").is_file():
+        return ("No predictions.jsonl beside this run's results.jsonl (runs of req2test evaluate before it kept "
+                "a copy), so the submitted files cannot be shown.")
+    return "The predictions file beside this run's results has no readable line for this instance."
 
 
 def load_mutants(config: ConfigData, result: InstanceResult) -> dict[str, Mutant]:
@@ -161,7 +210,9 @@ def _metrics(result: InstanceResult) -> dict[str, Any]:
         return None if value is None else round(value, 3)
 
     return {"kill complete": result.kill_complete, "mutant recall": short(result.mutant_recall),
-            "kills": f"{result.generated_kills}/{result.ground_truth_kills}", "API F1": short(result.api_f1),
+            # a test that did not pass was never run against the mutants: its kills are not a count of 0
+            "kills": f"{result.generated_kills}/{result.ground_truth_kills}" if result.outcome is Outcome.passed
+            else f"—/{result.ground_truth_kills}", "API F1": short(result.api_f1),
             "coverage Jaccard": short(result.coverage_jaccard), "evaluation s": short(result.evaluation_seconds)}
 
 
@@ -175,7 +226,8 @@ h1{font-size:1.3rem}h2{font-size:1.1rem;margin-top:1.6rem;border-bottom:1px soli
 pre{background:#f6f8fa;padding:.6rem;overflow:auto;white-space:pre-wrap;border-radius:4px}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
 del{background:#fbe0de;text-decoration:none}ins{background:#e3f4e1;text-decoration:none}
-.event{margin:.4rem 0}.kind{font-weight:600;color:#555}
+.event{margin:.4rem 0}.kind{font-weight:600;color:#555}.note{color:#666;font-size:.9em}
+h3{font-size:1rem;margin:.8rem 0 .2rem}
 """
 
 
@@ -196,21 +248,32 @@ def render_instance_html(page: InstancePage, back: str | None = None) -> str:
         parts.append(f"<pre>{e(page.detail)}</pre>")
     if page.evidence:
         parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in page.evidence) + "</ul>")
+    if page.failure is not None:
+        parts += _failure_html(page.failure)
     parts.append("<h2>Scores</h2><table>" + "".join(
         f"<tr><th>{e(k)}</th><td>{e('—' if v is None else str(v))}</td></tr>" for k, v in page.metrics.items())
         + "</table>")
-    parts.append(f'<h2 id="missed">Ground-truth kills this test missed ({len(page.missed) + page.missed_unknown})</h2>')
-    if page.missed:
-        parts.append("<table><tr><th>mutant</th><th>where</th><th>function</th><th>change</th></tr>" + "".join(
-            f"<tr><td>{e(m.id)}</td><td>{e(m.location)}</td><td>{e(m.function)}</td><td>{e(m.operator)}: "
-            f"<del>{e(m.original)}</del> → <ins>{e(m.replacement)}</ins></td></tr>" for m in page.missed) + "</table>")
-    elif not page.missed_unknown:
-        parts.append("<p>None: every ground-truth kill was reproduced (or the test did not pass).</p>")
-    if page.missed_unknown:
-        parts.append(f"<p>{page.missed_unknown} more whose mutant the dataset does not list here.</p>")
-    parts.append("<h2>Submitted files</h2>")
+    if page.generation:
+        parts.append('<h2 id="generation">Generation</h2><table>' + "".join(
+            f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in page.generation.items()) + "</table>")
+    if page.kills_note:  # a test that did not pass was never run against the mutants: no count to show
+        parts.append('<h2 id="missed">Ground-truth kills this test missed</h2>'
+                     f'<p id="kills-note">{e(page.kills_note[:1].upper() + page.kills_note[1:])}.</p>')
+    else:
+        parts.append(f'<h2 id="missed">Ground-truth kills this test missed ({len(page.missed) + page.missed_unknown})'
+                     "</h2>")
+        if page.missed:
+            parts.append("<table><tr><th>mutant</th><th>where</th><th>function</th><th>change</th></tr>" + "".join(
+                f"<tr><td>{e(m.id)}</td><td>{e(m.location)}</td><td>{e(m.function)}</td><td>{e(m.operator)}: "
+                f"<del>{e(m.original)}</del> → <ins>{e(m.replacement)}</ins></td></tr>" for m in page.missed)
+                + "</table>")
+        elif not page.missed_unknown:
+            parts.append("<p>None: every ground-truth kill was reproduced.</p>")
+        if page.missed_unknown:
+            parts.append(f"<p>{page.missed_unknown} more whose mutant the dataset does not list here.</p>")
+    parts.append('<h2 id="files">Submitted files</h2>')
     parts += [f"<h3>{e(path)}</h3><pre>{e(text)}</pre>" for path, text in sorted(page.files.items())] or \
-        ["<p>No files.</p>"]
+        [f'<p id="files-note">{e(page.files_note or "No files.")}</p>']
     parts.append("<h2>Prompt</h2>")
     parts += [f'<div class="event"><span class="kind">{e(p.kind)}</span><pre>{e(p.text)}</pre></div>'
               for p in page.prompt] or ["<p>No trajectory found for this instance.</p>"]
@@ -219,6 +282,29 @@ def render_instance_html(page: InstancePage, back: str | None = None) -> str:
               for t in page.trajectory]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _failure_html(failure: FailureDetail) -> list[str]:
+    """Why the clean run failed: the step as the feature file writes it, the error, the
+    traceback and the run's output (each a ``pre``; a cut says how much went)."""
+    e = html.escape
+    parts = ['<h2 id="failure">Why the test failed</h2>']
+    if failure.step is not None:
+        step = failure.step
+        parts.append(f'<p>failing step <code id="failing-step">{e(f"{step.keyword} {step.text}".strip())}</code> '
+                     f'at <code id="failing-location">{e(step.location)}</code></p>')
+    for name, label in (("error", "Error"), ("traceback", "Traceback"), ("stdout", "Output"),
+                        ("stderr", "Errors (stderr)")):
+        text = getattr(failure, name)
+        if not text:
+            continue
+        cut = failure.cut.get(name, 0)
+        note = f' <span class="note">({cut} characters cut)</span>' if cut else ""
+        parts.append(f"<h3>{label}{note}</h3><pre id=\"failure-{name}\">{e(text)}</pre>")
+    notes = [failure.output_note] if failure.output_note and (failure.stdout or failure.stderr) else []
+    parts.append(f'<p class="note">{e("; ".join([*notes, "of the clean run only (the test on unchanged production)"]))}'
+                 "</p>")
+    return parts
 
 
 def write_instance_pages(configs: list[ConfigData], out_dir: Path, report_name: str = "report.html") -> dict[

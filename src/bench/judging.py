@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bench.model import GoldTest, Instance, Outcome, Prediction, ProjectRecord
+from bench.model import FailureDetail, GoldTest, Instance, Outcome, Prediction, ProjectRecord
 
 
 @dataclass
@@ -91,6 +91,8 @@ class Judgement:
     confirmation: dict[str, Any] = field(default_factory=dict)
     fresh_runs: int = 0
     verdicts: dict[str, RunVerdict] = field(default_factory=dict)  # first-batch verdict of every pool mutant
+    # why the clean run failed (its step, error, output): the clean run's only, never a mutant run's
+    failure: FailureDetail | None = None
 
 
 @dataclass(frozen=True)

@@ -345,6 +345,38 @@ class Outcome(str, Enum):
     infrastructure_failure = "infrastructure_failure"  # recorded apart, excluded from N_exec
 
 
+MAX_FAILURE_TEXT = 16 * 1024  # characters kept of a failure's traceback and of each captured stream
+
+
+class FailingStep(BaseModel):
+    """The step of the clean run that failed, as the feature file writes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keyword: str = Field(description="Given / When / Then / And / But, as written")
+    text: str
+    location: str = Field(description="feature file:line, relative to the project root")
+
+
+class FailureDetail(BaseModel):
+    """Why the prediction's clean run did not pass: the failing step, the error with its
+    traceback and the output the run printed — of the clean run only (the prediction's own
+    test on unchanged production), never of a mutant or equivalent-variant run, so it tells
+    nothing about which mutants exist or what the ground truth kills. Paths are relative to
+    the run's workspace; each text is cut to ``MAX_FAILURE_TEXT`` characters (``cut`` says
+    how many were left out of which)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: FailingStep | None = None
+    error: str = Field("", description="the exception's type and message (or the runner's words)")
+    traceback: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    output_note: str = Field("", description="how the streams were captured, e.g. stdout and stderr interleaved")
+    cut: dict[str, int] = Field(default_factory=dict, description="field -> characters left out")
+
+
 class InstanceResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -374,6 +406,8 @@ class InstanceResult(BaseModel):
                                          description="clean runs, reproduced kills, fresh-process replays")
     evaluation_seconds: float
     metadata: GenerationMetadata = Field(default_factory=GenerationMetadata)
+    failure: FailureDetail | None = Field(None, description="why the clean run failed (None: it passed, or "
+                                                             "the result predates the field)")
 
 
 class MetricSummary(BaseModel):

@@ -13,6 +13,7 @@ from bench.console import out
 from bench.dataset import DatasetError, load_dataset
 from bench.explorer import dataset_of, instance_page
 from bench.formatting import num
+from bench.model import FailureDetail, Outcome
 from bench.runs import ConfigData, RunsError, load_configs, select_config, split_selection
 
 STATUS = {"passed": "[green]passed[/]", "failed": "[bold red]failed[/]", "not reached": "[dim]not reached[/]",
@@ -28,8 +29,10 @@ def show_command(
 
     Without INSTANCE: every instance of every configuration (or of RUN:CONFIG) with its
     outcome, kill-completeness and the ground-truth kills it missed. With INSTANCE: its
-    outcome ladder, the evaluator's detail, the missed kills as mutant diffs (file:line,
-    original → replacement), the submitted files and the prompt (--trajectory for every step).
+    outcome ladder, the evaluator's detail, why a failing test failed (the step, traceback and
+    output of its clean run), what generating it cost, the missed kills as mutant diffs
+    (file:line, original → replacement), the submitted files and the prompt (--trajectory for
+    every step).
     The HTML report (`req2test report`) links the same page for each instance.
 
     Examples:
@@ -47,13 +50,21 @@ def show_command(
         for config in configs:
             table = Table(title=escape(config.name), title_justify="left")
             table.add_column("instance", overflow="fold")  # ids are what `show RUN INSTANCE` takes: never cut
-            for column in ("outcome", "KC", "recall", "kills"):
+            metadata = config.generation_metadata()
+            # what generating each test cost, where the generator recorded it (calibrations record nothing)
+            costs = any(m.llm_calls is not None or m.cost_usd is not None for m in metadata.values())
+            for column in ("outcome", "KC", "recall", "kills", *(("calls", "USD") if costs else ())):
                 table.add_column(column, no_wrap=True)
             table.add_column("detail", overflow="fold")
             for result in config.results:
+                kills = f"{result.generated_kills}/{result.ground_truth_kills}" if result.outcome is Outcome.passed \
+                    else f"—/{result.ground_truth_kills}"  # a test that did not pass never met a mutant
+                spent = metadata[result.instance_id]
                 table.add_row(escape(result.instance_id), escape(result.outcome.value),
-                              "yes" if result.kill_complete else "no", num(result.mutant_recall, 2),
-                              f"{result.generated_kills}/{result.ground_truth_kills}", escape(result.detail[:120]))
+                              "yes" if result.kill_complete else "no", num(result.mutant_recall, 2), kills,
+                              *((str(spent.llm_calls) if spent.llm_calls is not None else "—",
+                                 num(spent.cost_usd, 4)) if costs else ()),
+                              escape(result.detail[:120]))
             out.print(table)
         return
     shown = 0
@@ -77,6 +88,21 @@ def _family(config: ConfigData, instance_id: str) -> str | None:
         return None
 
 
+def _print_failure(failure: FailureDetail) -> None:
+    """The clean run's failing step, error, traceback and output, each under a rule of its own."""
+    if failure.step is not None:
+        out.print(f"failing step: [bold]{escape(f'{failure.step.keyword} {failure.step.text}'.strip())}[/] "
+                  f"({escape(failure.step.location)})", soft_wrap=True, highlight=False)
+    for name in ("error", "traceback", "stdout", "stderr"):
+        text = getattr(failure, name)
+        if text:
+            cut = failure.cut.get(name, 0)
+            out.rule(f"{name} of the clean run" + (f" ({cut} characters cut)" if cut else ""), style="dim")
+            out.print(text, markup=False, highlight=False)
+    if failure.output_note and (failure.stdout or failure.stderr):
+        out.print(f"[dim]{escape(failure.output_note)}[/]", soft_wrap=True)
+
+
 def _print_page(page, trajectory: bool, family: str | None = None) -> None:
     out.rule(f"{escape(page.instance_id)} · {escape(page.config)}")
     if family is not None:
@@ -88,15 +114,24 @@ def _print_page(page, trajectory: bool, family: str | None = None) -> None:
         out.print(f"detail: {escape(page.detail)}", soft_wrap=True)
     for item in page.evidence:
         out.print(f"evidence: {escape(item)}", soft_wrap=True)
+    if page.failure is not None:
+        _print_failure(page.failure)
     out.print("scores: " + ", ".join(f"{k} {'—' if v is None else v}" for k, v in page.metrics.items()))
-    total = len(page.missed) + page.missed_unknown
-    out.print(f"[bold]missed ground-truth kills: {total}[/]")
+    if page.generation:
+        out.print("generation: " + ", ".join(f"{k} {v}" for k, v in page.generation.items()), soft_wrap=True,
+                  markup=False, highlight=False)
+    if page.kills_note:  # a test that did not pass never met a mutant: "0 missed" would be a false count
+        out.print(f"[bold]missed ground-truth kills:[/] {escape(page.kills_note)}")
+    else:
+        out.print(f"[bold]missed ground-truth kills: {len(page.missed) + page.missed_unknown}[/]")
     for m in page.missed:
         out.print(f"  {m.location} in {escape(m.function)} ({m.operator}): [red]{escape(m.original)}[/] → "
                   f"[green]{escape(m.replacement)}[/]", soft_wrap=True, highlight=False)
     for path, text in sorted(page.files.items()):
         out.rule(f"file {escape(path)}", style="dim")
         out.print(text, markup=False, highlight=False)
+    if not page.files and page.files_note:
+        out.print(f"submitted files: {escape(page.files_note)}", soft_wrap=True)
     for event in page.prompt:
         out.rule(f"prompt: {event.kind}", style="dim")
         out.print(event.text, markup=False, highlight=False)

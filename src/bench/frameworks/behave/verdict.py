@@ -43,8 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import stopping
 from bench.frameworks.behave.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
 from bench.frameworks.behave.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
+from bench.frameworks.behave.failure import traced_run_failure
 from bench.frameworks.behave.guard.static_scan import scan_prediction
 from bench.frameworks.messages import WireMutant
 from bench.frameworks.outcomes import classify_run
@@ -161,6 +163,7 @@ class _Session:
 
     # --------------------------------------------------------------- sandboxes
     def _sandbox(self, name: str, warm: bool) -> EvalSandbox:
+        stopping.check()  # an interrupted run copies no workspace (a lost worker's control, a replay)
         space = instance_space(self.base, self.prediction.files, self.dir / name,
                                link_production=self.options.isolation == "bwrap")
         box = EvalSandbox(space, self.options.isolation, warm=warm, limits=self.options.limits, python=self.base.python,
@@ -220,7 +223,11 @@ class _Session:
             self.trace_result["coverage"] = self.base.shipped_coverage(self.trace_result["coverage"])
         outcome, detail = ladder(claim, len(self.lines))
         if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, trace=self.run_trace())
+            # the traced run is the clean run (no mutant in it): its failure is the prediction's own
+            assert self.warm is not None
+            roots = [str(self.warm.space.workspace), str(self.base.root)]
+            return Judgement(outcome, detail, trace=self.run_trace(),
+                             failure=traced_run_failure(claim, self.feature, roots))
         limit = max(2.0, 10.0 * float(claim.get("elapsed", 0.1)))
         pool = [self.manifest[m] for m in self.gold.pool if m in self.manifest] if self.options.mutants else []
         covered = {f: set(v) for f, v in self.trace_result.get("coverage", {}).items()}

@@ -834,6 +834,9 @@ class RunRecorder:
                     entry["error_module"] = type(exc).__module__
                     entry["error_message"] = str(exc)[:2000]
                     entry["error_origin"] = _origin(recorder.root, exc)
+                    if recorder.trace and depth == 0 and entry["status"] in ("failed", "error"):
+                        # the traced run is the clean run that decides the outcome: why it failed
+                        entry.update(_failure_record(recorder.root, exc, runner_))
 
         def find_match(registry, step):
             match = MATCH_CACHE.get((step.step_type, step.name)) or original_find_match(registry, step)
@@ -1305,6 +1308,62 @@ def _origin(root: str, exc: BaseException) -> dict[str, Any] | None:
         return None
     code = last.tb_frame.f_code
     return {"file": _rel(root, code.co_filename), "line": last.tb_lineno, "function": code.co_qualname}
+
+
+FAILURE_TEXT = 16 * 1024  # characters of a traceback or a stream a claim carries (the judge cuts again)
+
+
+def _failure_record(root: str, exc: BaseException, runner: Any) -> dict[str, Any]:
+    """The failing step's traceback (from its first frame under ``root``: behave's own frames
+    that called the step say nothing about the test) and what the scenario printed so far
+    (behave's capture), with ``root`` taken out of paths; cut to ``FAILURE_TEXT``. The test may
+    have replaced anything used here: whatever goes wrong leaves the record without it."""
+    record: dict[str, Any] = {}
+    cut: dict[str, int] = {}
+    try:
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        kept: list[str | int] = []  # an int: that many frames of the runner left out there
+        inside = False
+        for line in lines:
+            if line.startswith("Traceback (most recent call last)"):
+                inside = False
+            elif line.startswith('  File "') and not inside:
+                path = line[len('  File "'):].split('"', 1)[0]
+                if not _abspath(root, path).startswith(root.rstrip(os.sep) + os.sep):
+                    if kept and isinstance(kept[-1], int):
+                        kept[-1] += 1
+                    else:
+                        kept.append(1)
+                    continue
+                inside = True
+            kept.append(line)
+        text = "".join(f"  ({item} frames of the runner left out)\n" if isinstance(item, int) else item
+                       for item in kept)
+        record["traceback"], cut["traceback"] = _cut(text.replace(root.rstrip(os.sep) + os.sep, ""))
+    except BaseException:  # noqa: BLE001, S110 - no traceback rather than no result
+        pass
+    try:
+        controller = getattr(runner, "capture_controller", None)
+        for name in ("stdout", "stderr"):
+            buffer = getattr(controller, f"capture_{name}", None) if controller is not None else None
+            buffer = buffer if buffer is not None else getattr(runner, f"{name}_capture", None)
+            value = buffer.getvalue() if buffer is not None else None
+            if isinstance(value, str) and value:
+                record[name], cut[name] = _cut(value)
+    except BaseException:  # noqa: BLE001, S110 - no output rather than no result
+        pass
+    record["cut"] = {name: n for name, n in cut.items() if n}
+    return record
+
+
+def _cut(text: str) -> tuple[str, int]:
+    """At most ``FAILURE_TEXT`` characters, marker included (its start and its end, nearest the
+    failure), and how many were left out."""
+    if len(text) <= FAILURE_TEXT:
+        return text, 0
+    head, tail = FAILURE_TEXT // 4, FAILURE_TEXT - FAILURE_TEXT // 4 - 64
+    left_out = len(text) - head - tail
+    return f"{text[:head]}\n[… {left_out} characters cut …]\n{text[-tail:]}", left_out
 
 
 def _behave_version() -> str:

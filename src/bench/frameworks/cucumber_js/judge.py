@@ -56,6 +56,7 @@ from bench.frameworks.cucumber_js import runner
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
 from bench.frameworks.cucumber_js.diversify import DiversifiedFile, apply_mutant, diversify_source
 from bench.frameworks.cucumber_js.equivalents import equivalent_variants
+from bench.frameworks.cucumber_js.failure import clean_run_failure
 from bench.frameworks.cucumber_js.interfaces import scenario_calls
 from bench.frameworks.cucumber_js.language import production_files
 from bench.frameworks.cucumber_js.runner import (
@@ -418,8 +419,9 @@ class CucumberJsJudge(Judge):
         if (verdict := forged(clean, "the clean run")) is not None:
             return verdict
         outcome, detail = classify(clean, expected)
-        if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, fresh_runs=runs)
+        if outcome is not Outcome.passed:  # the clean run's own failure (no mutant ran yet)
+            return Judgement(outcome, detail, fresh_runs=runs,
+                             failure=clean_run_failure(clean, [str(tree), runner.PROJECT_MOUNT, str(tmp)]))
         traced = run(None, "traced", traced=True)
         if not traced.passed:
             return Judgement(Outcome.unstable, "the traced run did not pass while the guarded clean run did",

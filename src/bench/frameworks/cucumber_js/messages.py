@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # statuses of the Cucumber Messages protocol (TestStepResultStatus)
 BINDING_STATUSES = frozenset({"UNDEFINED", "AMBIGUOUS", "PENDING"})
+MAX_STACK = 32 * 1024  # characters of a step's stack trace kept (the result keeps 16 KiB of it)
 
 
 class StepDefinitionInfo(BaseModel):
@@ -35,6 +36,9 @@ class StepRun(BaseModel):
     status: str = "UNKNOWN"
     message: str = ""
     exception_type: str = ""
+    keyword: str = Field("", description="as the feature file writes it (Given / And ...), from the Gherkin document")
+    line: int = Field(0, description="the step's line in the feature file (an outline's: the template step's)")
+    stack: str = Field("", description="the exception's stack trace as the runner reported it")
 
 
 class PickleRun(BaseModel):
@@ -141,6 +145,7 @@ def parse_report(lines: list[str]) -> RunReport:
     started: dict[str, str] = {}  # testCaseStarted id -> case id
     runs: dict[str, PickleRun] = {}
     hooks: dict[str, str] = {}  # run-hook started id
+    written: dict[str, tuple[str, int]] = {}  # Gherkin step id -> (keyword, line): what a report shows
     for raw in lines:
         try:
             message = json.loads(raw)
@@ -148,7 +153,9 @@ def parse_report(lines: list[str]) -> RunReport:
             continue  # a torn last line
         if not isinstance(message, dict):
             continue
-        if "pickle" in message:
+        if "gherkinDocument" in message:
+            written.update(_written_steps(message["gherkinDocument"]))
+        elif "pickle" in message:
             pickle = message["pickle"]
             pickles[pickle["id"]] = pickle
         elif "stepDefinition" in message:
@@ -174,8 +181,9 @@ def parse_report(lines: list[str]) -> RunReport:
             for pickle_step, definitions in cases.get(case_id, ("", {}))[1].values():
                 if pickle_step:
                     ps = step_texts.get(pickle_step, {})
+                    keyword, line = written.get(next(iter(ps.get("astNodeIds") or []), ""), ("", 0))
                     run.steps.append(StepRun(text=str(ps.get("text", "")), step_type=str(ps.get("type", "Unknown")),
-                                             definition_ids=definitions))
+                                             definition_ids=definitions, keyword=keyword, line=line))
             runs[event["id"]] = run
             report.pickles.append(run)
         elif "testStepFinished" in message:
@@ -188,6 +196,7 @@ def parse_report(lines: list[str]) -> RunReport:
             status = str(result.get("status", "UNKNOWN"))
             text = str(result.get("message", ""))[:2000]
             exception = str((result.get("exception") or {}).get("type", ""))
+            stack = str((result.get("exception") or {}).get("stackTrace", "") or "")[:MAX_STACK]
             pickle_step, _ = cases.get(case_id, ("", {}))[1].get(event.get("testStepId", ""), ("", []))
             if not pickle_step:  # a Before/After hook of the scenario
                 if status not in ("PASSED", "SKIPPED"):
@@ -199,7 +208,7 @@ def parse_report(lines: list[str]) -> RunReport:
             if 0 <= index < len(run.steps):
                 step = run.steps[index]
                 run.steps[index] = step.model_copy(update={"status": status, "message": text,
-                                                           "exception_type": exception})
+                                                           "exception_type": exception, "stack": stack})
         elif "testRunHookStarted" in message:
             hooks[message["testRunHookStarted"]["id"]] = message["testRunHookStarted"].get("hookId", "")
         elif "testRunHookFinished" in message:
@@ -210,3 +219,26 @@ def parse_report(lines: list[str]) -> RunReport:
             report.finished = True
             report.success = bool(message["testRunFinished"].get("success"))
     return report
+
+
+def _written_steps(document: object) -> dict[str, tuple[str, int]]:
+    """Every step of a Gherkin document (backgrounds, scenarios, rules) by id: its keyword as
+    written and its line."""
+    out: dict[str, tuple[str, int]] = {}
+    feature = document.get("feature") if isinstance(document, dict) else None
+    stack = list((feature or {}).get("children") or []) if isinstance(feature, dict) else []
+    while stack:
+        child = stack.pop()
+        if not isinstance(child, dict):
+            continue
+        for kind in ("background", "scenario"):
+            node = child.get(kind)
+            if isinstance(node, dict):
+                for step in node.get("steps") or []:
+                    if isinstance(step, dict) and "id" in step:
+                        out[str(step["id"])] = (str(step.get("keyword", "")).strip(),
+                                                int((step.get("location") or {}).get("line", 0) or 0))
+        rule = child.get("rule")
+        if isinstance(rule, dict):
+            stack.extend(rule.get("children") or [])
+    return out

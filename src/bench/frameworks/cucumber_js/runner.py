@@ -52,6 +52,7 @@ class CucumberRun:
     # comes through a pipe the judge reads while the run goes, so it can only be appended to)
     problems: tuple[str, ...] = ()
     guarded: bool = False
+    stdout: str = ""  # the tail of what the run printed (progress formatter and the test's console.log)
 
     @property
     def passed(self) -> bool:
@@ -142,10 +143,12 @@ def run_cucumber(work: Path, selection: list[str], out_dir: Path, *, timeout: fl
         try:
             proc = subprocess.run(command, cwd=work, env=run_env, capture_output=True, timeout=timeout, check=False)
             code, stderr, timed_out = proc.returncode, proc.stderr.decode(errors="replace"), False
+            stdout = proc.stdout
         except subprocess.TimeoutExpired as exc:
             code, stderr, timed_out = None, (exc.stderr or b"").decode(errors="replace"), True
+            stdout = exc.stdout or b""
         return CucumberRun(report=read_report(report), exit_code=code, elapsed=time.perf_counter() - start,
-                           timed_out=timed_out, stderr=stderr[-4000:])
+                           timed_out=timed_out, stderr=stderr[-4000:], stdout=_tail(stdout))
     reader = _PipeReader(read_fd)
     try:
         proc = subprocess.Popen(command, cwd=work, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -154,11 +157,11 @@ def run_cucumber(work: Path, selection: list[str], out_dir: Path, *, timeout: fl
         os.close(write_fd)
     reader.start()
     try:
-        _, err = proc.communicate(timeout=timeout)
+        printed, err = proc.communicate(timeout=timeout)
         code, timed_out = proc.returncode, False
     except subprocess.TimeoutExpired:
         proc.kill()
-        _, err = proc.communicate()
+        printed, err = proc.communicate()
         code, timed_out = None, True
     elapsed = time.perf_counter() - start
     data = reader.finish()
@@ -168,7 +171,14 @@ def run_cucumber(work: Path, selection: list[str], out_dir: Path, *, timeout: fl
         problems.insert(0, f"more than {REPORT_LIMIT >> 20} MiB of messages")
     return CucumberRun(report=parse_report(lines), exit_code=code, elapsed=elapsed, timed_out=timed_out,
                        stderr=_PIPE_DIRECTORY_WARNING.sub("", err.decode(errors="replace"), count=1)[-4000:],
-                       problems=tuple(problems), guarded=True)
+                       problems=tuple(problems), guarded=True, stdout=_tail(printed))
+
+
+STDOUT_TAIL = 64 * 1024  # bytes of a run's stdout kept (a failure detail keeps 16 KiB of it)
+
+
+def _tail(data: bytes | None) -> str:
+    return (data or b"")[-STDOUT_TAIL:].decode(errors="replace")
 
 
 PRECOMPILE_SCRIPT = Path(__file__).with_name("node") / "precompile.cjs"

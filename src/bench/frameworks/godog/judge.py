@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations, HandlerSpan
 from bench.frameworks.godog.definitions import StepDefinition, bind
+from bench.frameworks.godog.failure import clean_run_failure
 from bench.frameworks.godog.interfaces import scenario_calls
 from bench.frameworks.godog.layout import pattern_matches, suite_sites
 from bench.frameworks.godog.mutation import RowCoverage, TestProgram, rows_covering
@@ -286,8 +287,10 @@ class GodogJudge(Judge):
 
         _, clean_rows = run(0)
         outcome, detail = classify(clean_rows, len(req.run_lines))
-        if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, fresh_runs=runs)
+        if outcome is not Outcome.passed:  # the clean run's own failure (mutant 0: the original)
+            return Judgement(outcome, detail, fresh_runs=runs,
+                             failure=clean_run_failure(clean_rows, [str(verdict_tree), str(verdict_tree.resolve()),
+                                                                       str(tmp), str(tmp.resolve())]))
         traced = self._trace(inst, suite, files, tmp)
         if isinstance(traced, Judgement):
             traced.fresh_runs = runs
