@@ -22,6 +22,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def interrupted_line(exc: KeyboardInterrupt, judged: str) -> str:
+    """The one line an interrupted resumable run ends with (``judged``: what its units are)."""
+    from bench.stopping import Interrupted
+
+    done = f": {exc.done} of {exc.total} {judged}" if isinstance(exc, Interrupted) else ""
+    return f"interrupted{done}; run the same command again to resume"
+
+
 def build(
     source: Annotated[str, typer.Argument(help="A behave project directory, or a PyPI sdist spec NAME==VERSION.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Dataset directory to create.")],
@@ -197,8 +205,8 @@ def evaluate_command(
         summary_data = evaluate(dataset, predictions, output, options, progress)
     except EvaluationError as exc:
         raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        raise fail(f"interrupted; finished instances are kept in {output}/results.jsonl, rerun to resume", 130) from None
+    except KeyboardInterrupt as exc:
+        raise fail(interrupted_line(exc, "instances judged"), 130) from None
     finally:
         progress.close()
     print_run_summary(summary_data, title=str(output))

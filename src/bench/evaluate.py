@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from bench import journal
+from bench import journal, stopping
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.frameworks.registry import get_framework
 from bench.isolation import IsolationError, resolve_mode
@@ -137,6 +137,7 @@ def _clean_text(value: Any) -> Any:
 def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: EvaluateOptions | None = None,
              progress: Progress | None = None) -> dict[str, Any]:
     options = options or EvaluateOptions()
+    stopping.begin_run()
     try:
         dataset = load_dataset(dataset_dir)
     except DatasetError as exc:
@@ -149,17 +150,35 @@ def evaluate(dataset_dir: Path, predictions_path: Path, run_dir: Path, options: 
                               f"e.g. {unknown[0]}")
     run_dir = prepare_run(options, run_dir)
     check_run_config(run_dir, dataset, digest, options)
+    keep_predictions(predictions_path, run_dir)
     journal = Journal(run_dir / "results.jsonl")
     gold = dataset.load_gold()
     todo = [inst for inst in planned if inst.id not in journal.done]
     if todo:
-        _evaluate_instances(dataset, gold, predictions, problems, todo, journal, options, progress)
+        try:
+            _evaluate_instances(dataset, gold, predictions, problems, todo, journal, options, progress)
+        except KeyboardInterrupt:
+            stopping.stop()  # interrupted outside the pool too (an environment, a base): nothing left running
+            raise stopping.Interrupted(sum(i.id in journal.done for i in planned), len(planned)) from None
     results = [journal.done[i.id] for i in planned]
     summary = summarize_run(results, dataset_name=dataset.card.name, predictions_sha256=digest,
                             resamples=options.resamples)
     summary["isolation"] = options.isolation
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def keep_predictions(predictions_path: Path, run_dir: Path) -> None:
+    """A copy of the scored predictions beside results.jsonl, as an experiment's configuration
+    keeps them: the explorer shows each instance's submitted files from it (run.json records
+    only their hash)."""
+    kept = run_dir / "predictions.jsonl"
+    if kept.exists() and (kept.resolve() == Path(predictions_path).resolve()
+                          or kept.read_bytes() == Path(predictions_path).read_bytes()):
+        return
+    staged = kept.with_name(".predictions.jsonl.part")
+    shutil.copyfile(predictions_path, staged)
+    staged.replace(kept)
 
 
 def prepare_run(options: EvaluateOptions, run_dir: Path) -> Path:
@@ -281,6 +300,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
             measured = 0.0 if judging.traced else None
 
             def one(inst: Instance, judging: ProjectJudging = judging, measured: float | None = measured) -> None:
+                stopping.check()  # taken from the queue as the run stopped
                 prediction = predictions.get(inst.id)
                 problem = problems.get(inst.id)
                 if problem is not None or prediction is None:
@@ -297,13 +317,16 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                     judgement = judging.judge(inst, prediction, gold[inst.id])
                     result = _score(inst, prediction, judgement, gold[inst.id], time.monotonic() - started,
                                     traced=judging.traced)
+                if stopping.requested():
+                    return  # cut short by an interrupt, not judged: the rerun judges it
                 journal.append(result)
                 if progress is not None:
                     progress.advance()
 
-            with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+            # an interrupt cancels the queued instances and ends the judging in flight (bench.stopping)
+            with stopping.StoppablePool(max_workers=max(1, options.workers)) as pool:
                 for future in [pool.submit(one, inst) for inst in instances]:
-                    future.result()
+                    stopping.result(future)
 
 
 def _empty_result(inst: Instance, outcome: Outcome, detail: str, gold: GoldTest | None = None,

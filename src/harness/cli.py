@@ -97,11 +97,16 @@ def commands() -> dict:
 
 
 def main() -> None:
-    from bench.stopping import interrupt_on_sigterm
+    from bench import stopping
 
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    interrupt_on_sigterm()  # `kill`, `timeout` and CI cancellations stop a run as Ctrl-C does
-    app()
+    stopping.interrupt_on_sigterm()  # `kill`, `timeout` and CI cancellations stop a run as Ctrl-C does
+    try:
+        app()
+    except SystemExit as exc:
+        if exc.code == 130:  # interrupted: no sandbox or thread may outlive the command
+            stopping.exit_interrupted()
+        raise
 
 
 if __name__ == "__main__":

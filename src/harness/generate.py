@@ -15,12 +15,12 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench import stopping
 from bench.dataset import load_dataset
 from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
@@ -88,6 +88,7 @@ def finished_instances(path: Path) -> set[str]:
 
 def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
              progress: Progress | None = None) -> list[GenerationRecord]:
+    stopping.begin_run()
     ds = load_dataset(dataset_dir)
     run_dir = run_dir.resolve()  # the workspace's git history is addressed by absolute path
     agent = load_agent(options.agent, ds.root)
@@ -142,11 +143,12 @@ def generate(dataset_dir: Path, run_dir: Path, options: GenerateOptions,
                 progress.advance()
         return record
 
-    with ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="req2test-gen") as pool:
+    # after Ctrl-C the pool's exit ends the generations in flight instead (bench.stopping): none is journaled
+    with stopping.StoppablePool(max_workers=options.workers, thread_name_prefix="req2test-gen") as pool:
         futures = [pool.submit(one, instance_id) for instance_id in todo]
         try:
             for future in futures:  # in submission order: the first failure is the earliest instance's
-                if (record := future.result()) is not None:
+                if (record := stopping.result(future)) is not None:
                     records.append(record)
         except BaseException:
             for future in futures:
@@ -236,6 +238,9 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
         except Exception as exc:  # noqa: BLE001 - an agent crash is this generation's outcome, not the run's
             result = AgentResult(reason="agent_error", detail=f"{type(exc).__name__}: {exc}")
             trajectory.add("end", reason="agent_error", detail=result.detail)
+        except KeyboardInterrupt:
+            opened.sandbox.close()
+            raise
         if oracle is not None:
             oracle.close()
         diff = opened.sandbox.diff()
@@ -245,6 +250,7 @@ def generate_instance(ds, instance_id: str, agent: Agent, options: GenerateOptio
                                            "discarded": {**{p: r for p, r in diff.discarded.items()
                                                             if p not in produced}, **unreadable}})
         report = opened.sandbox.close()
+        stopping.check()  # an interrupted run's agent ended by the stop, not by itself: the rerun generates it
         ledger_totals = ledger.totals()
         shutil.rmtree(work, ignore_errors=True)
         if result.reason == "provider_refused":  # every later call would be refused too: stop the run

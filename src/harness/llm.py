@@ -25,6 +25,8 @@ from typing import Any, Literal
 import tenacity
 from pydantic import BaseModel, Field
 
+from bench import stopping
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 CostSource = Literal["provider", "price_table", "unknown"]
@@ -230,7 +232,8 @@ class Model:
         def call() -> Any:
             nonlocal attempts
             attempts += 1
-            return litellm.completion(**kwargs)
+            stopping.check()  # an interrupted run makes no new call
+            return stopping.interruptible(lambda: litellm.completion(**kwargs))
 
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome is not None else None
@@ -247,7 +250,7 @@ class Model:
 
         retrying = tenacity.Retrying(retry=tenacity.retry_if_exception(_is_transient),
                                      stop=tenacity.stop_after_attempt(self.config.retries + 1),
-                                     wait=wait, before_sleep=note, reraise=True)
+                                     wait=wait, before_sleep=note, reraise=True, sleep=stopping.sleep)
         try:
             response = retrying(call)
         except Exception as exc:  # noqa: BLE001 - transient ones ran out of retries; others are final

@@ -28,6 +28,7 @@ import hashlib
 import warnings
 from collections.abc import Iterator
 
+from bench import stopping
 from bench.model import Mutant
 from bench.mutation.generate import _functions, _header_span, _scope, _SourceFile, body_without_docstring, scope_source
 
@@ -51,6 +52,7 @@ def equivalent_variants(rel: str, text: str) -> list[Mutant]:
     seen: set[str] = set()
     originals: dict[tuple[int, int], tuple | None] = {}
     for function, qualname, top_level in _functions(tree):
+        stopping.check()  # seconds of work on a large file: an interrupted run stops here
         for node, family, replacement, header in _candidates(function, src):
             if family == "constant" and not constants_ok:
                 continue

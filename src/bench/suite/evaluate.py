@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import Field
 
-from bench import journal
+from bench import journal, stopping
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.evaluate import (
     EvaluateOptions,
@@ -109,6 +109,7 @@ def journaled_suite_run(prefix: str, model: Any, judge: Any, summarize: Any, dat
     holds this run, judge what its journal (``<prefix>_results.jsonl``) lacks, summarize all of it
     into ``<prefix>_summary.json``. ``judge(dataset, todo, predictions, problems, options, append)``
     appends one result per suite."""
+    stopping.begin_run()
     dataset, predictions, problems, digest, planned = open_suite_run(dataset_dir, predictions_path, suites)
     run_dir = prepare_run(options, run_dir)
     check_run_config(run_dir, dataset, digest, options, file=f"{prefix}_run.json", kind=f"{prefix} run",
@@ -118,8 +119,12 @@ def journaled_suite_run(prefix: str, model: Any, judge: Any, summarize: Any, dat
     if progress is not None:
         progress.stage(f"evaluating {'implementations' if prefix == 'reverse' else 'suites'}",
                        sum(len(s.scenarios) for s in todo))
+    def append(result: Any) -> None:
+        stopping.check()  # a suite cut short by an interrupt is not judged: the rerun judges it
+        results.append(result)
+
     if todo:
-        judge(dataset, todo, predictions, problems, options, results.append)
+        judge(dataset, todo, predictions, problems, options, append)
     finished = [results.done[s.id] for s in planned]
     summary = summarize(finished, dataset.card.name, digest)
     summary["isolation"] = options.isolation
@@ -184,7 +189,7 @@ class SuiteJudges:
 def suite_judges(dataset: Dataset, options: EvaluateOptions, prefix: str,
                  authored: Callable[[str], str] | None = None) -> Iterator[SuiteJudges]:
     with tempfile.TemporaryDirectory(prefix=f"req2test-{prefix}-") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+            stopping.StoppablePool(max_workers=max(1, options.workers)) as pool:
         yield SuiteJudges(dataset, options, Path(tmp), pool, authored)
 
 
@@ -209,7 +214,7 @@ def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[
                                               judges.gold[s], targets, judges.rng) for s in suite.scenarios]
                 verdicts = []
                 for future in futures:
-                    verdicts.append(future.result())
+                    verdicts.append(stopping.result(future))
                     if progress is not None:
                         progress.advance()
             done(score_suite_result(suite, verdicts, problem or "", time.monotonic() - started,

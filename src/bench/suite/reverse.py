@@ -18,12 +18,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import Field
 
+from bench import stopping
 from bench.dataset import Dataset
 from bench.evaluate import EvaluateOptions, ProjectJudging, UnsupportedByFramework, ground_truth_files
 from bench.model import NO_PREDICTION, Frozen, GenerationMetadata, GoldTest, Outcome, Prediction, ProjectRecord
@@ -189,7 +189,7 @@ def judge_on_production(dataset: Dataset, project_name: str, production: dict[st
                                    stability=stability_of(judgement.outcome), detail=judgement.detail[:300],
                                    clean_runs=int(judgement.confirmation.get("clean_runs", 0)))
 
-        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        with stopping.StoppablePool(max_workers=max(1, options.workers)) as pool:
             return list(pool.map(one, scenarios))
 
 

@@ -24,6 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from bench import stopping
 from bench.registry import Registry, UnknownName
 
 T = TypeVar("T")
@@ -107,7 +108,7 @@ class LocalExecutor:
         try:
             pending: dict[Future, int] = {pool.submit(fn, item): index for index, item in enumerate(items)}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)  # a timed wait sees Ctrl-C
                 for future in sorted(done, key=pending.__getitem__):
                     index = pending.pop(future)
                     error = future.exception()
@@ -117,8 +118,11 @@ class LocalExecutor:
                     results[index] = future.result()
                     if on_result is not None:
                         on_result(index, results[index])
+        except KeyboardInterrupt:
+            stopping.abandon(pool, list(pending))  # units in flight are cut short; none is delivered
+            raise
         except BaseException:
-            # Ctrl-C or a failing on_result: start nothing new; running threads cannot be stopped, wait for them
+            # a failing on_result: start nothing new; running threads cannot be stopped, wait for them
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)

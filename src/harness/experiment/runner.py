@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bench import stopping
 from bench.dataset import Dataset
 from bench.model import Prediction
 from bench.runs import ConfigRecord
@@ -87,6 +88,7 @@ class ExperimentRunner:
         from harness.experiment.executors import make_executor
 
         started = time.monotonic()
+        stopping.begin_run()
         claim_run_dir(self.run_dir, self.plan, text)
         self.provider.start()
         executor = make_executor(self.executor_spec)

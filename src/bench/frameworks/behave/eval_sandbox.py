@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from bench import SOURCE_ROOT
+from bench import SOURCE_ROOT, stopping
 from bench.frameworks.behave import EVAL_WORKER_MODULE
 from bench.frameworks.behave.evalspace import InstanceSpace
 from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest, Variant
@@ -90,6 +90,7 @@ class EvalSandbox:
         Path(scratch[0]).mkdir(exist_ok=True) if not isolated else None
         env = self.environment()
         command = [self.python, "-m", EVAL_WORKER_MODULE]
+        stopping.check()  # an interrupted run starts no sandbox (not even a lost worker's control)
         if self.isolation == "bwrap":
             command = self._in_cgroup(self.sandboxed(command))
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
