@@ -156,6 +156,55 @@ def test_a_build_with_mutants_calibrates_exactly(tmp_path: Path) -> None:
     assert any(r["mutant_recall"] > 0 for r in rows["then-stripped"])
 
 
+class _StopInMutantRuns:
+    """A display that raises KeyboardInterrupt at the second instance the mutant stage finishes,
+    as Ctrl-C would arrive: the build dies part-way through its longest stage."""
+
+    def __init__(self) -> None:
+        self.stage_name = ""
+        self.finished = 0
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        self.stage_name = name
+
+    def advance(self, n: int = 1) -> None:
+        if self.stage_name.startswith("mutant runs"):
+            self.finished += n
+            if self.finished == 2:
+                raise KeyboardInterrupt
+
+    def log(self, line: str) -> None:
+        pass
+
+
+def test_a_killed_build_resumes_its_mutant_stage(tmp_path: Path) -> None:
+    """The same command after a build died in its mutant stage reuses every instance it had
+    judged (``.req2test-checkpoint`` in the output directory) and ends with the same gold as an
+    uninterrupted build; the checkpoint is gone once the dataset is written."""
+    project = tmp_path / "godogshop"
+    shutil.copytree(PROJECT, project)
+    options = BuildOptions(mutants=True, workers=1, runs=2, isolation="none")
+    reference = tmp_path / "reference"
+    build_dataset(str(project), reference, options)
+    out = tmp_path / "ds"
+    with pytest.raises(KeyboardInterrupt):
+        build_dataset(str(project), out, options, progress=_StopInMutantRuns())
+    saved = sorted((out / ".req2test-checkpoint" / "mutant-runs").glob("*.json"))
+    # what finished before the interrupt (the instance that raised is not saved; a second worker
+    # thread may have finished one more)
+    assert 1 <= len(saved) < len(load_dataset(reference).instances), saved
+    build_dataset(str(project), out, options)  # no --force needed: only the checkpoint is there
+    assert not (out / ".req2test-checkpoint").exists()
+    card = load_dataset(out).card
+    assert card.mutation["instances_resumed"] == len(saved)
+
+    def kills(path: Path) -> dict:
+        return {i: (r.pool, r.kills, r.assertion_dependent, r.infrastructure_kills)
+                for i, r in load_dataset(path).load_gold().items()}
+
+    assert kills(out) == kills(reference)
+
+
 def test_a_prediction_that_does_not_compile_is_a_build_failure(built: Path, tmp_path: Path) -> None:
     """Evaluation of a dataset built without mutants: the verdict is the clean run's; a compile
     error is the prediction's build failure, named by the compiler's first message."""

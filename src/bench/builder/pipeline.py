@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import __version__
+from bench import __version__, stopping
 from bench.builder.analysis import TracedScenario, analyse_calls, hidden_functions
 from bench.builder.closure import TestSide, in_scope, norm
 from bench.builder.diagnose import SPECIFIC, fresh_first_error
 from bench.builder.mutation_stage import run_mutation_stage
 from bench.builder.relations import RelationInput, compute_relations
+from bench.builder.schemata_stage import CHECKPOINT_DIR
 from bench.builder.stats import table2
 from bench.builder.workspaces import WorkspaceLayout, WorkspacePool, materialize
 from bench.frameworks.messages import RunRequest, RunWorkspace
@@ -118,6 +119,7 @@ def build_dataset(source_arg: str, out_dir: Path, options: BuildOptions | None =
                   progress: Progress | None = None) -> DatasetCard:
     options = options or BuildOptions()
     progress = progress or NullProgress()
+    stopping.begin_run()
     timer = StageTimer()
     out_dir = Path(out_dir)
     _check_output_dir(out_dir, options.force)
@@ -145,7 +147,8 @@ def build_dataset(source_arg: str, out_dir: Path, options: BuildOptions | None =
 def _check_output_dir(out_dir: Path, force: bool) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise BuildError(f"{out_dir} exists and is not a directory")
-    if out_dir.is_dir() and any(out_dir.iterdir()):
+    # a killed build's checkpoint (bench.builder.schemata_stage) is what the same command resumes from
+    if out_dir.is_dir() and any(p.name != CHECKPOINT_DIR for p in out_dir.iterdir()):
         card = out_dir / "dataset.json"
         if not force:
             what = "another dataset" if card.is_file() else "other files"

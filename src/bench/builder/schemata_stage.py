@@ -13,7 +13,11 @@ record the same things.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -62,6 +66,98 @@ class InstanceRuns:
     stripped_targets: list[StepDefRef] = field(default_factory=list)
     runs: int = 0
     build_failures: list[str] = field(default_factory=list)
+
+
+CHECKPOINT_DIR = ".req2test-checkpoint"  # inside the output directory while a build is under way
+CHECKPOINT_VERSION = 1  # raise when what an InstanceRuns means changes
+KEYED_FIELDS = {"instance_id", "closure", "step_definitions", "bindings", "covered_lines", "data_files"}
+
+
+class RunsCheckpoint:
+    """The instances a mutant stage has finished, kept on disk so that a build killed part-way
+    (a session's end, Ctrl-C, a lost machine) resumes where it stopped: the same command again
+    redoes the cheap stages and skips every instance already judged. An instance is reused only
+    under the same key: the project's content hash, the instance's test (closure, step definitions,
+    bindings, covered lines, data files), its pool and its rows' coverage, and the stage's timeout
+    rule; anything else is judged again."""
+
+    def __init__(self, directory: Path | None, project_sha256: str) -> None:
+        self.directory = directory
+        self.project_sha256 = project_sha256
+        self.reused = 0
+
+    def key(self, record: GoldTest, pool: list[Mutant], coverage: RowCoverage | None) -> str:
+        cover = {str(line): (None if lines is None else {f: sorted(v) for f, v in sorted(lines.items())})
+                 for line, lines in sorted((coverage or {}).items())}
+        material = json.dumps({"version": CHECKPOINT_VERSION, "project": self.project_sha256,
+                               # what decides the verdicts, not the run times a rebuild measures anew
+                               "record": record.model_dump(mode="json", include=KEYED_FIELDS),
+                               "pool": [m.model_dump(mode="json") for m in pool],
+                               "coverage": cover, "timeouts": [MIN_TIMEOUT, TIMEOUT_FACTOR]}, sort_keys=True)
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    def _path(self, instance_id: str) -> Path | None:
+        if self.directory is None:
+            return None
+        return self.directory / (re.sub(r"[^A-Za-z0-9._-]+", "_", instance_id) + ".json")
+
+    def load(self, instance_id: str, key: str) -> InstanceRuns | None:
+        path = self._path(instance_id)
+        if path is None or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("key") != key:
+                return None
+            runs = data["runs"]
+            found = InstanceRuns(
+                clean_passed=runs["clean_passed"], verdicts=dict(runs["verdicts"]),
+                infrastructure=set(runs["infrastructure"]), empty_not_passing=runs["empty_not_passing"],
+                stripped=None if runs["stripped"] is None else set(runs["stripped"]),
+                stripped_not_passing=runs["stripped_not_passing"],
+                stripped_targets=[StepDefRef.model_validate(t) for t in runs["stripped_targets"]],
+                runs=runs["runs"], build_failures=list(runs["build_failures"]))
+        except (ValueError, KeyError, TypeError):
+            return None  # a file cut by a kill mid-write, or of another version: judge again
+        self.reused += 1
+        return found
+
+    def save(self, instance_id: str, key: str, runs: InstanceRuns) -> None:
+        path = self._path(instance_id)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"key": key, "runs": {
+            "clean_passed": runs.clean_passed, "verdicts": runs.verdicts, "infrastructure": sorted(runs.infrastructure),
+            "empty_not_passing": runs.empty_not_passing,
+            "stripped": None if runs.stripped is None else sorted(runs.stripped),
+            "stripped_not_passing": runs.stripped_not_passing,
+            "stripped_targets": [t.model_dump(mode="json") for t in runs.stripped_targets],
+            "runs": runs.runs, "build_failures": runs.build_failures}}
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(partial, path)  # never half a file under the real name
+
+    def judged(self, judge: Callable[[Instance], InstanceRuns], records: dict[str, GoldTest],
+               pools: dict[str, list[Mutant]], coverage: dict[str, RowCoverage],
+               progress: Progress) -> Callable[[Instance], InstanceRuns]:
+        """``judge`` that first looks for the instance here and saves what it judged."""
+
+        def judge_or_reuse(inst: Instance) -> InstanceRuns:
+            key = self.key(records[inst.id], pools[inst.id], coverage.get(inst.id))
+            found = self.load(inst.id, key)
+            if found is not None:
+                progress.advance()
+                return found
+            result = judge(inst)
+            self.save(inst.id, key, result)
+            return result
+
+        return judge_or_reuse
+
+
+def checkpoint_for(out_dir: Path, project_sha256: str) -> RunsCheckpoint:
+    return RunsCheckpoint(Path(out_dir) / CHECKPOINT_DIR / "mutant-runs", project_sha256)
 
 
 def stripped_targets(record: GoldTest, files: dict[str, dict[str, str]]) -> list[StepDefRef]:

@@ -45,6 +45,7 @@ from bench.builder.pipeline import (
     validation_verdicts,
     write_dataset,
 )
+from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import Bound, analyse, site_roles
 from bench.frameworks.godog.cucumber_json import StepResult
 from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
@@ -271,7 +272,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 mutants, gold, mutation = run_mutation_stage(
                     framework, work, list(source.production), layout, list(settings.tags),
                     {i.id: suite_of[i.id] for i in instances}, instances, gold, row_coverage, toolchain,
-                    options.timeout, workers, progress, tmp)
+                    options.timeout, workers, progress, tmp, checkpoint_for(out_dir, source.sha256))
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):

@@ -40,6 +40,7 @@ from bench.builder.schemata_stage import (
     FRESH_SAMPLE,
     InstanceRuns,
     RowCoverage,
+    RunsCheckpoint,
     gold_updates,
     row_timeout,
     rows_covering,
@@ -123,9 +124,11 @@ def _digest(files: dict[str, str]) -> str:
 def run_mutation_stage(framework: Any, work: Path, production: list[str], layout: GodogLayout, tags: list[str],
                        suite_of: dict[str, GoSuite], instances: list[Instance], gold: dict[str, GoldTest],
                        row_coverage: dict[str, RowCoverage], toolchain: GoToolchain, timeout: float, workers: int,
-                       progress: Progress, tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+                       progress: Progress, tmp: Path,
+                       checkpoint: RunsCheckpoint | None = None) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     """``row_coverage``: per instance, each row's covered production lines (its traced run): a
-    mutant runs only in the rows that reach it (``rows_covering``)."""
+    mutant runs only in the rows that reach it (``rows_covering``). ``checkpoint``: instances a
+    killed build already judged, reused."""
     timed = Laps()
     seconds = timed.seconds
 
@@ -245,8 +248,10 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
     order = sorted(instances, key=lambda i: -len(pools[i.id]))  # the largest pools first: the slots end together
+    judge = judge_instance if checkpoint is None else checkpoint.judged(judge_instance, gold, pools, row_coverage,
+                                                                         progress)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = dict(zip((i.id for i in order), pool.map(judge_instance, order)))
+        results = dict(zip((i.id for i in order), pool.map(judge, order)))
     timed("runs")
 
     updated = gold_updates(instances, gold, pools, results, by_id)
@@ -256,6 +261,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         results, schemata,
         test_programs_compiled=len(programs), test_program_compile_seconds=round(compile_seconds[0], 1),
         fresh_process_fallbacks=0, phase_seconds=seconds,
+        instances_resumed=checkpoint.reused if checkpoint else 0,
         covered_lines="the traced isolation run's coverage profile (-test.coverprofile, set mode) less what "
                       "loading the suite covers")
     for prog in programs.values():
