@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import Field
 
+from bench import stopping
 from bench.dataset import Dataset
 from bench.evaluate import EvaluateOptions
 from bench.gherkin_reader import parse_feature
@@ -220,7 +221,7 @@ def judge_authored_suites(dataset: Dataset, todo: list[SuiteInstance], predictio
                                               first.model_copy(update={"id": authored_id(suite.id, r),
                                                                        "requirement": r}),
                                               prediction, template, targets, judges.rng) for r in judged]
-                verdicts = [future.result() for future in futures]
+                verdicts = [stopping.result(future) for future in futures]
                 verdicts += [ScenarioVerdict(instance_id=authored_id(suite.id, r), outcome=Outcome.generation_failure,
                                              detail=f"over the cap of {cap} judged runnable units: not run",
                                              stability="failing")

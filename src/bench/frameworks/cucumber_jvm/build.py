@@ -43,12 +43,14 @@ from bench.builder.pipeline import (
     validation_verdicts,
     write_dataset,
 )
+from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import ROLES, Bound, analyse, site_roles
 from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaProductionDeclarations
 from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
 from bench.frameworks.cucumber_jvm.interfaces import interface_groups, scenario_calls
 from bench.frameworks.cucumber_jvm.jacoco import report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
+from bench.frameworks.cucumber_jvm.pickles import is_companion
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite, create_archive, run_scenario
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings
 from bench.frameworks.cucumber_jvm.toolchain import JavaToolchain, jacoco_jars
@@ -57,6 +59,7 @@ from bench.frameworks.trees import copy_tree
 from bench.isolation import IsolationError, resolve_mode
 from bench.model import (
     DatasetCard,
+    Exclusion,
     GoldTest,
     Instance,
     Mutant,
@@ -148,6 +151,7 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
         candidates, exclusions, parse_warnings, features_total, scenarios_total = collect_candidates(
             work, source, project_name, framework, options)
         warnings += parse_warnings
+        candidates = _without_companions(candidates, exclusions, settings.setup_tags, settings.teardown_tags)
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
@@ -250,7 +254,7 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
             try:
                 mutants, gold, mutation = run_mutation_stage(framework, project, side, instances, gold, row_coverage,
                                                              javac, runs.archive, options.timeout, workers,
-                                                             progress, tmp)
+                                                             progress, tmp, checkpoint_for(out_dir, source.sha256))
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):
@@ -260,6 +264,22 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
         return write_dataset(out_dir, project_name, source, instances, gold, exclusions, timer, options,
                              features_total, scenarios_total, 0, warnings, sorted(load_time), mutants, mutation,
                              "none")
+
+
+def _without_companions(candidates: list[Candidate], exclusions: list[Any], setup_tags: tuple[str, ...],
+                        teardown_tags: tuple[str, ...]) -> list[Candidate]:
+    """The candidates less the setup/teardown companions (``settings.setup_tags``): they run
+    with every scenario of their feature and are no instance of their own."""
+    kept = []
+    for cand in candidates:
+        tags = [*cand.requirement.feature_tags, *cand.requirement.scenario_tags]
+        if is_companion(tags, setup_tags, teardown_tags):
+            exclusions.append(Exclusion(id=cand.instance_id, reason="companion_scenario",
+                                        detail="a setup/teardown scenario: it runs beside every selected scenario "
+                                               "of its feature"))
+        else:
+            kept.append(cand)
+    return kept
 
 
 # --------------------------------------------------------------------------- runs
@@ -273,7 +293,7 @@ def _failure(run: CucumberJvmRun) -> tuple[str, str]:
     scenario = run.scenario
     if not run.report.scenarios:
         return "not_run", f"{where}: cucumber ran no scenario at this line"
-    if scenario is None or len(run.report.scenarios) != 1:
+    if scenario is None or any(other.line not in run.companions for other in run.others):
         return "not_run", f"{where}: cucumber ran {len(run.report.scenarios)} scenarios, not the selected one"
     for step in scenario.steps:
         if step.status in ("undefined", "pending", "ambiguous"):
@@ -283,6 +303,9 @@ def _failure(run: CucumberJvmRun) -> tuple[str, str]:
     for hook in (*scenario.before, *scenario.after):
         if hook.status == "failed":
             return "failed", f"{where}: hook {hook.location}: {_first_line(hook.error)[:200]}"
+    for other in run.others:
+        if not other.passed:
+            return "failed", f"{where}: its companion scenario at line {other.line} failed"
     return "failed", f"{where}: exit {run.exit_code}: {_first_line(run.output)[:200]}"
 
 

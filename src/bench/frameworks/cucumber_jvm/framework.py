@@ -66,6 +66,7 @@ class CucumberJvmFramework(Framework):
 
     def side(self, root: Path, features_dir: str | None = None) -> TestSideJava:
         """The project's test side (step methods, helpers, hooks), remembered per tree."""
+        from bench.frameworks.cucumber_jvm.pickles import companion_steps
         from bench.frameworks.cucumber_jvm.testside import TestSideJava
 
         key = root.resolve()
@@ -74,7 +75,8 @@ class CucumberJvmFramework(Framework):
                 settings = read_settings(root, features_dir)
             except CucumberJvmSettingsError as exc:
                 raise RuntimeError(str(exc)) from exc
-            self._sides.setdefault(key, TestSideJava(root, settings.glue_dirs))
+            fixtures = companion_steps(root, settings.features, settings.setup_tags, settings.teardown_tags)
+            self._sides.setdefault(key, TestSideJava(root, settings.glue_dirs, fixture_steps=fixtures))
         return self._sides[key]
 
     # ------------------------------------------------------------------ the runner
@@ -158,7 +160,8 @@ class CucumberJvmFramework(Framework):
                     return FreshVerdict(RunVerdict.infra_no_step, time.perf_counter() - start,
                                         (proc.stdout + proc.stderr)[-300:])
             suite = Suite(root=root, classpath=(*dependencies, str(test_classes), str(overlay), str(classes)),
-                          glue=settings.glue, tags=settings.tags)
+                          glue=settings.glue, tags=settings.tags, jvm_args=settings.jvm_args,
+                          setup_tags=settings.setup_tags, teardown_tags=settings.teardown_tags)
             for n, line in enumerate(lines):
                 run = run_scenario(suite, feature, line, tmp / "out" / str(n), timeout=timeout)
                 verdict = run_verdict(run)

@@ -75,6 +75,7 @@ from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverag
 from bench.frameworks.cucumber_jvm import runner
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
 from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaProductionDeclarations
+from bench.frameworks.cucumber_jvm.failure import clean_run_failure
 from bench.frameworks.cucumber_jvm.framework import run_verdict
 from bench.frameworks.cucumber_jvm.interfaces import scenario_calls
 from bench.frameworks.cucumber_jvm.jacoco import report as jacoco_report
@@ -146,6 +147,11 @@ def classify(runs: list[CucumberJvmRun], expected: int) -> tuple[Outcome, str]:
         for hook in (*scenario.before, *scenario.after):
             if hook.status == "failed":
                 return Outcome.execution_failure, f"{where}: hook {hook.location}: {hook.error.strip()[:240]}"
+        for other in run.others:  # a setup/teardown companion (settings.setup_tags), or a stray pickle
+            if other.line not in run.companions:
+                return Outcome.execution_failure, f"{where}: cucumber also ran the scenario at line {other.line}"
+            if not other.passed:
+                return Outcome.execution_failure, f"{where}: its companion scenario at line {other.line} failed"
         if not run.passed:
             return Outcome.execution_failure, f"{where}: exit {run.exit_code}: {_last_lines(run.output)}"
     if len(runs) != expected:
@@ -368,7 +374,7 @@ class _Verdict:
         session = self.session
         feature = self.inst.requirement.feature_file
         out = self.tmp / "out" / secrets.token_hex(8)  # a name of its own: nothing in it counts the runs
-        out.mkdir(parents=True)
+        (out / runner.TMP_NAME).mkdir(parents=True)  # the JVM's java.io.tmpdir (runner.command)
         wrap = self.wrap
         inside = OUT if wrap is not None else out
         argv = runner.command(suite, feature, line, inside, archive=session.archive, jacoco=jacoco)
@@ -396,7 +402,8 @@ class _Verdict:
                                                  for s in report.scenarios))
         return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,
                               timed_out=timed_out, output=output, argv=tuple(argv),
-                              exec_file=(out / runner.EXEC_NAME) if jacoco is not None else None)
+                              exec_file=(out / runner.EXEC_NAME) if jacoco is not None else None,
+                              companions=suite.selection(feature, line)[1])
 
     def rows(self, suite: Suite, number: int, budget: float = 1.0, rows: list[int] | None = None,
              timeout: float | None = None) -> tuple[RunVerdict, list[CucumberJvmRun]]:
@@ -429,7 +436,8 @@ class _Verdict:
                                                             str(session.schemata_classes.resolve()),
                                                             str(session.main_resources.resolve())),
                               glue=project.settings.glue, tags=tuple(project.settings.tags), java=session.java,
-                              jvm_flags=JVM_FLAGS)
+                              jvm_flags=JVM_FLAGS, jvm_args=project.settings.jvm_args,
+                              setup_tags=project.settings.setup_tags, teardown_tags=project.settings.teardown_tags)
         traced_suite = replace(verdict_suite, classpath=(*project.dependencies, str(variant.classes.resolve()),
                                                          str(project.resources.resolve()),
                                                          str(project.classes.resolve())))
@@ -438,8 +446,10 @@ class _Verdict:
             self.wrap = _binding(judge.wrap, variant.classes)
         _, clean_rows = self.rows(verdict_suite, self.null(), timeout=self.options.timeout)
         outcome, detail = classify(clean_rows, len(req.run_lines))
-        if outcome is not Outcome.passed:
-            return Judgement(outcome, detail, fresh_runs=self.jvms)
+        if outcome is not Outcome.passed:  # the clean run's own failure (a null number: no mutant)
+            roots = [str(session.data), str(session.data.resolve()), str(self.tmp), str(self.tmp.resolve()),
+                     str(judge.tmp), str(OUT)]
+            return Judgement(outcome, detail, fresh_runs=self.jvms, failure=clean_run_failure(clean_rows, roots))
         traced = self.trace(traced_suite, variant.classes)
         if isinstance(traced, Judgement):
             traced.fresh_runs = self.jvms

@@ -33,6 +33,7 @@ from bench.builder.schemata_stage import (
     TIMEOUT_FACTOR,
     InstanceRuns,
     RowCoverage,
+    RunsCheckpoint,
     gold_updates,
     row_timeout,
     rows_covering,
@@ -57,7 +58,8 @@ SWITCH_FIELD = f"{PACKAGE}.Main selected"  # where the warm runner writes each r
 def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instances: list[Instance],
                        gold: dict[str, GoldTest], row_coverage: dict[str, RowCoverage], javac: JavacPool,
                        archive: Path | None, timeout: float, workers: int, progress: Progress,
-                       tmp: Path) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+                       tmp: Path, checkpoint: RunsCheckpoint | None = None,
+                       ) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
     from bench.frameworks.cucumber_jvm.testside import calibration_files
 
     timed = Laps()
@@ -79,10 +81,16 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
 
     production_dirs = [str(schemata.classes), str(project.classes)]  # the schemata classes shadow the plain ones
 
+    # the project's own other modules' jars (settings.reload_groups) are loaded per run with its classes
+    own = [jar for jar in project.dependencies if settings.reloaded_jar(jar)]
+    shared = [jar for jar in project.dependencies if not settings.reloaded_jar(jar)]
+
     def pool_over(test_dirs: list[str]) -> WarmRunnerPool:
-        return WarmRunnerPool(warm_suite(project.dependencies, [*test_dirs, *production_dirs], work, settings.glue,
+        return WarmRunnerPool(warm_suite(shared, [*test_dirs, *production_dirs, *own], work, settings.glue,
                                          settings.tags, switch_field=SWITCH_FIELD, java=project.java,
-                                         archive=archive))
+                                         archive=None if own else archive,  # the archive's class path is all jars
+                                         jvm_args=settings.jvm_args, setup_tags=settings.setup_tags,
+                                         teardown_tags=settings.teardown_tags))
 
     ground_truth = pool_over([str(project.test_classes)])
     pools = {inst.id: pool_for(mutants, gold[inst.id].covered_lines) for inst in instances}
@@ -168,8 +176,10 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
                    len(instances))
     order = sorted(instances, key=lambda i: -len(pools[i.id]))
     try:
+        judge = judge_instance if checkpoint is None else checkpoint.judged(judge_instance, gold, pools,
+                                                                             row_coverage, progress)
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            results = dict(zip((i.id for i in order), pool.map(judge_instance, order)))
+            results = dict(zip((i.id for i in order), pool.map(judge, order)))
     finally:
         ground_truth.close()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -181,6 +191,7 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
         "schemata; runs in a warm JVM, a class loader per run", len(generated), len(covered_files), mutants,
         instances, updated, results, schemata,
         warm_runner_restarts=ground_truth.restarts, phase_seconds=timed.seconds,
+        instances_resumed=checkpoint.reused if checkpoint else 0,
         covered_lines="JaCoCo's covered lines of the traced run less what loading the suite covers")
     return mutants, updated, summary
 

@@ -19,6 +19,7 @@ of a pickle are the feature's, the rule's, the scenario's and its Examples table
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from gherkin.errors import CompositeParserException, ParserException
@@ -81,6 +82,74 @@ def selected(pickle: Pickle, tags: list[str]) -> bool:
 def tag_expression(tags: list[str]) -> str:
     """cucumber-jvm's ``--tags`` for "any of these": ``@a or @b``."""
     return " or ".join(t if t.startswith("@") else f"@{t}" for t in tags)
+
+
+def _tagged(pickle: Pickle, tags: tuple[str, ...]) -> bool:
+    wanted = {t if t.startswith("@") else f"@{t}" for t in tags}
+    return any(t in wanted for t in pickle.tags)
+
+
+def is_companion(tags: list[str] | tuple[str, ...], setup_tags: tuple[str, ...],
+                 teardown_tags: tuple[str, ...]) -> bool:
+    """A scenario with any of these tags (``@``-less or not) is a companion, never an instance."""
+    wanted = {t.lstrip("@").lower() for t in (*setup_tags, *teardown_tags)}
+    return bool(wanted) and any(t.lstrip("@").lower() in wanted for t in tags)
+
+
+@lru_cache(maxsize=512)
+def _companions(path: str, mtime_ns: int, setup_tags: tuple[str, ...],
+                teardown_tags: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    text = Path(path).read_text(encoding="utf-8")
+    pickles = feature_pickles(path, text)
+    return (tuple(p.line for p in pickles if _tagged(p, setup_tags)),
+            tuple(p.line for p in pickles if _tagged(p, teardown_tags) and not _tagged(p, setup_tags)))
+
+
+def companion_lines(path: Path, setup_tags: tuple[str, ...] = (),
+                    teardown_tags: tuple[str, ...] = ()) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(setup lines, teardown lines) of the feature file at ``path``: its pickles tagged with any
+    of ``setup_tags`` / ``teardown_tags`` (``settings.CucumberJvmSettings``). () when none is
+    configured or the file cannot be read."""
+    if not setup_tags and not teardown_tags:
+        return (), ()
+    try:
+        return _companions(str(path.resolve()), path.stat().st_mtime_ns, tuple(setup_tags), tuple(teardown_tags))
+    except (OSError, ValueError):
+        return (), ()
+
+
+def companion_steps(root: Path, features: str, setup_tags: tuple[str, ...] = (),
+                    teardown_tags: tuple[str, ...] = ()) -> list[str]:
+    """The step texts of every companion scenario of the ``*.feature`` files under
+    ``root/features`` (unparsable files skipped), sorted, each once: what binds the step methods
+    that are infrastructure (``testside.TestSideJava``'s ``fixture_steps``)."""
+    tags = (*setup_tags, *teardown_tags)
+    if not tags:
+        return []
+    texts: set[str] = set()
+    for path in sorted((root / features).rglob("*.feature")):
+        try:
+            document = Parser().parse(TokenScanner(path.read_text(encoding="utf-8")))
+        except (OSError, ParserException, CompositeParserException):
+            continue
+        if not document.get("feature"):
+            continue
+        rel = path.relative_to(root).as_posix()
+        for pickle in Compiler().compile({**document, "uri": rel}):
+            if is_companion([str(t["name"]) for t in pickle.get("tags") or []], setup_tags, teardown_tags):
+                texts.update(str(step.get("text", "")) for step in pickle.get("steps") or [])
+    return sorted(texts)
+
+
+def selection(feature: str, line: int, setup: tuple[int, ...] = (),
+              teardown: tuple[int, ...] = ()) -> tuple[str, tuple[int, ...]]:
+    """cucumber-jvm's ``FILE:LINE[:LINE...]`` for the scenario at ``line`` with its companions
+    (cucumber runs the selected pickles in file order), and the companions' lines. ``line`` 0 is
+    the whole file, without companions."""
+    if not line:
+        return feature, ()
+    companions = tuple(sorted({*setup, *teardown} - {line}))
+    return f"{feature}:{':'.join(str(n) for n in sorted({line, *companions}))}", companions
 
 
 def suite_pickles(root: Path, features: str, tags: list[str]) -> list[Pickle]:

@@ -10,7 +10,12 @@ taken out: cucumber's own command line, ``io.cucumber.core.cli.Main``, in the pr
     --plugin json:FILE              the result (``cucumber_json.py``)
     [--plugin message:FILE]         step definitions and bindings (``definitions.py``)
     --tags "@a or @b ..."           the configured tags: a scenario outside them runs nothing
-    path/x.feature:LINE             a scenario's line or an Examples row's (``pickles.py``)
+    path/x.feature:LINE             a scenario's line or an Examples row's (``pickles.py``), with
+                                    its companions' lines when the project names setup/teardown
+                                    scenarios (``FILE:SETUP:LINE:TEARDOWN``: Kapua's @setup)
+
+and the project's own JVM arguments (``settings.jvm_args``: surefire's ``argLine`` and system
+properties) after req2test's flags. A run *passes* when its scenario and every companion pass.
 
 Why one JVM per scenario: glue classes are new per scenario (picocontainer), but static
 state is not (java-algorand-sdk's ``ClientMocker`` keeps one static Mockito mock of
@@ -38,6 +43,11 @@ java-algorand-sdk's transactions.feature (339 KB of padded Examples rows) makes 
 rows ~9 s of CPU against ~1.6 s for other files; a one-row copy of the file (blank lines for
 the other rows, as ``godog/outline.py`` writes it) brings its row 16 to 2.5 s.
 
+Temporary files: each JVM gets a ``java.io.tmpdir`` of its own (``OUT/tmp``, removed with the
+run's directory): Kapua's ``KapuaLiquibaseClient`` deletes and refills ``${java.io.tmpdir}/
+kapua-liquibase`` at every database init, and two JVMs sharing ``/tmp`` break each other's
+schema ("changelog-...-master.xml does not exist").
+
 Coverage: ``jacoco=`` (agent jar, includes) adds the JaCoCo agent, which writes ``jacoco.exec``
 at exit; ``jacoco.report`` turns it into lines.
 """
@@ -56,13 +66,14 @@ from pathlib import Path
 from bench.frameworks.cucumber_jvm.cucumber_json import CucumberReport, ScenarioResult, read_report
 from bench.frameworks.cucumber_jvm.definitions import MessageRun, read_messages
 from bench.frameworks.cucumber_jvm.jacoco import agent_argument
-from bench.frameworks.cucumber_jvm.pickles import tag_expression
+from bench.frameworks.cucumber_jvm.pickles import companion_lines, selection, tag_expression
 
 MAIN = "io.cucumber.core.cli.Main"
 REPORT_NAME = "cucumber.json"
 MESSAGES_NAME = "messages.ndjson"
 EXEC_NAME = "jacoco.exec"
 OUTPUT_NAME = "output.txt"
+TMP_NAME = "tmp"  # the JVM's java.io.tmpdir, under its run's directory
 # mockito 3.5.7's ByteBuddy 1.10.13 knows class files up to Java 15: let it read JDK 17's;
 # publish.quiet: no "Share your Cucumber Report" banner (nothing is published unless enabled)
 JVM_FLAGS = ("-Dnet.bytebuddy.experimental=true", "-Dcucumber.publish.quiet=true", "-Dfile.encoding=UTF-8")
@@ -78,6 +89,14 @@ class Suite:
     tags: tuple[str, ...] = ()
     java: str = "java"
     jvm_flags: tuple[str, ...] = JVM_FLAGS
+    jvm_args: tuple[str, ...] = ()  # the project's (``settings.jvm_args``), after ``jvm_flags``
+    setup_tags: tuple[str, ...] = ()  # companion scenarios (``settings.setup_tags``)
+    teardown_tags: tuple[str, ...] = ()
+
+    def selection(self, feature: str, line: int) -> tuple[str, tuple[int, ...]]:
+        """(cucumber's ``FILE:LINE...`` argument, the companions' lines) for one scenario."""
+        setup, teardown = companion_lines(self.root / feature, self.setup_tags, self.teardown_tags)
+        return selection(feature, line, setup, teardown)
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,7 @@ class CucumberJvmRun:
     argv: tuple[str, ...]
     messages: MessageRun | None = None
     exec_file: Path | None = None  # with ``jacoco=``: where the agent wrote (maybe nothing)
+    companions: tuple[int, ...] = ()  # the setup/teardown scenarios' lines the run also selected
 
     @property
     def scenario(self) -> ScenarioResult | None:
@@ -106,17 +126,24 @@ class CucumberJvmRun:
         return hits[0] if len(hits) == 1 else None
 
     @property
+    def others(self) -> list[ScenarioResult]:
+        """The reported scenarios that are not the selected one (its companions, if all is well)."""
+        return [s for s in self.report.scenarios if s.line != self.line]
+
+    @property
     def passed(self) -> bool:
-        """Exit status 0, the report written, exactly the selected pickle in it, every step passed."""
+        """Exit status 0, the report written, exactly the selected pickle in it (and its
+        companions, which passed too), every step passed."""
         scenario = self.scenario
-        return (not self.timed_out and self.exit_code == 0 and len(self.report.scenarios) == 1
-                and scenario is not None and scenario.passed)
+        return (not self.timed_out and self.exit_code == 0 and scenario is not None and scenario.passed
+                and all(s.line in self.companions and s.passed for s in self.others))
 
 
 def command(suite: Suite, feature: str, line: int, out_dir: Path, *, messages: bool = False,
             archive: Path | None = None, jacoco: Jacoco | None = None,
             extra_jvm: Sequence[str] = ()) -> list[str]:
-    argv = [suite.java, *suite.jvm_flags, *extra_jvm]
+    argv = [suite.java, *suite.jvm_flags, *suite.jvm_args, f"-Djava.io.tmpdir={(out_dir / TMP_NAME).resolve()}",
+            *extra_jvm]
     if archive is not None:
         argv.append(f"-XX:SharedArchiveFile={archive.resolve()}")
     if jacoco is not None:
@@ -129,7 +156,7 @@ def command(suite: Suite, feature: str, line: int, out_dir: Path, *, messages: b
         argv += ["--plugin", f"message:{(out_dir / MESSAGES_NAME).resolve()}"]
     if suite.tags:
         argv += ["--tags", tag_expression(list(suite.tags))]
-    argv.append(f"{feature}:{line}" if line else feature)
+    argv.append(suite.selection(feature, line)[0])
     return argv
 
 
@@ -169,7 +196,7 @@ def run_scenario(suite: Suite, feature: str, line: int, out_dir: Path, *, messag
                  extra_jvm: Sequence[str] = (), env: dict[str, str] | None = None) -> CucumberJvmRun:
     """One JVM running the scenario (or Examples row) at ``feature:line`` (``feature``
     relative to ``suite.root``; ``line`` 0 runs the whole file)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / TMP_NAME).mkdir(parents=True, exist_ok=True)
     for stale in (REPORT_NAME, MESSAGES_NAME, EXEC_NAME):
         (out_dir / stale).unlink(missing_ok=True)
     argv = command(suite, feature, line, out_dir, messages=messages, archive=archive, jacoco=jacoco,
@@ -182,7 +209,8 @@ def run_scenario(suite: Suite, feature: str, line: int, out_dir: Path, *, messag
     return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,
                           timed_out=timed_out, output=output, argv=tuple(argv),
                           messages=read_messages(out_dir / MESSAGES_NAME) if messages else None,
-                          exec_file=(out_dir / EXEC_NAME) if jacoco is not None else None)
+                          exec_file=(out_dir / EXEC_NAME) if jacoco is not None else None,
+                          companions=suite.selection(feature, line)[1])
 
 
 def _relative(path: str, root: Path) -> str:

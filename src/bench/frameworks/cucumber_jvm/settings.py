@@ -15,6 +15,29 @@ framework reads (``bench.project``)::
 ``glue`` is what the JUnit runner's ``@CucumberOptions(glue=..., extraGlue=...)`` names (its
 own package when it names none); req2test runs cucumber's command line with exactly these.
 ``test_sources`` (default ``src/test/java``) is where the step classes' sources live.
+
+What surefire's configuration gives the developers' JVM and cucumber's command line does not,
+and what a suite's scenarios need of each other:
+
+    jvm_args = ["--add-opens=java.base/java.lang=ALL-UNNAMED", "-Dcommons.db.schema=kapuadb"]
+    setup_tags = ["setup"]        # these scenarios run before every selected one of their feature
+    teardown_tags = ["teardown"]  # and these after it, in the same JVM
+
+    reload_groups = ["org.eclipse.kapua", "org.mockito", "org.objenesis"]
+
+``reload_groups`` (Maven groupIds): the builder's warm runner loads these jars afresh in every
+run's class loader, with the project's classes, instead of once in the JVM's. A multi-module
+project's library modules load glue classes by name (Kapua's ``KapuaLocator`` reads
+``locator.class.impl`` and would not see the glue's ``MockedLocator`` from the parent loader)
+and keep static state (the locator instance); Mockito 1's cglib caches proxy classes by name
+across loaders (the second run's mock of the same class fails with a ``ClassCastException``).
+
+``jvm_args`` (surefire's ``argLine`` and ``systemPropertyVariables``) go on every scenario JVM,
+the warm runner's and the judge's alike. ``setup_tags``/``teardown_tags`` name *companion*
+scenarios: Kapua's features open with an ``@setup`` scenario that builds the JVM-wide state
+(system properties, the Guice locator) every later scenario of the file relies on, and close
+with a ``@teardown`` one; a run selects ``FILE:SETUP:LINE:TEARDOWN`` (cucumber runs them in file
+order) and passes when the scenario and its companions pass. Companions are never instances.
 """
 
 from __future__ import annotations
@@ -43,6 +66,15 @@ class CucumberJvmSettings:
     production: tuple[str, ...]  # source directories (or files) of production
     production_package: str  # JaCoCo includes: ``PKG.*``
     test_sources: str = DEFAULT_TEST_SOURCES
+    jvm_args: tuple[str, ...] = ()  # on every scenario JVM (surefire's argLine, systemPropertyVariables)
+    setup_tags: tuple[str, ...] = ()  # without "@": companions run before the selected scenario
+    teardown_tags: tuple[str, ...] = ()  # ... and after it
+    reload_groups: tuple[str, ...] = ()  # Maven groupIds whose jars the warm runner reloads per run
+
+    def reloaded_jar(self, path: str) -> bool:
+        """Whether a dependency jar (a Maven repository path) belongs to ``reload_groups``."""
+        where = "/" + path.replace("\\", "/").lstrip("/")
+        return any(f"/{group.replace('.', '/')}/" in where for group in self.reload_groups)
 
     @property
     def glue_dirs(self) -> list[str]:
@@ -88,9 +120,16 @@ def read_settings(root: Path, features_dir: str | None = None) -> CucumberJvmSet
     production = _strings(table, "production") or DEFAULT_PRODUCTION
     test_sources = str(table.get("test_sources", DEFAULT_TEST_SOURCES)).strip("/")
     production_package = str(table.get("production_package", "")).strip() or _common_package(root, production)
+    jvm_args = _strings(table, "jvm_args")
+    for argument in jvm_args:
+        if not argument.startswith("-"):
+            raise CucumberJvmSettingsError(f"{root}: jvm_args {argument!r} is not a JVM option (they start with -)")
     return CucumberJvmSettings(features=features, glue=glue, tags=_strings(table, "tags", strip="@"),
                                production=production, production_package=production_package,
-                               test_sources=test_sources)
+                               test_sources=test_sources, jvm_args=jvm_args,
+                               setup_tags=_strings(table, "setup_tags", strip="@"),
+                               teardown_tags=_strings(table, "teardown_tags", strip="@"),
+                               reload_groups=_strings(table, "reload_groups"))
 
 
 def _common_package(root: Path, production: tuple[str, ...]) -> str:

@@ -190,11 +190,13 @@ class _Unit:
     annotations: tuple[str, ...] = ()  # simple names
     sites: list[StepSite] = field(default_factory=list)
     edges: list[_Unit] | None = None
+    fixture_sites: list[StepSite] = field(default_factory=list)  # a companion scenario's step method
 
     @property
     def glue_method(self) -> bool:
-        """Cucumber or JUnit calls it (a step, a hook, a test)."""
-        return bool(self.sites) or bool(set(self.annotations) & (HOOK_ANNOTATIONS | TEST_ANNOTATIONS))
+        """Cucumber or JUnit calls it (a step, a hook, a test, a companion scenario's step)."""
+        return bool(self.sites) or bool(self.fixture_sites) or \
+            bool(set(self.annotations) & (HOOK_ANNOTATIONS | TEST_ANNOTATIONS))
 
 
 @dataclass(eq=False)
@@ -256,6 +258,28 @@ class _File:
 
 
 # --------------------------------------------------------------------------- Java literals
+def step_matches(site: StepSite, text: str) -> bool:
+    """Whether cucumber-jvm would bind a step with ``text`` to ``site``: its pattern as a
+    regular expression when it reads as one (``^...``/``...$``), else as a Cucumber expression
+    (the ``cucumber-expressions`` package, built-in parameter types; without it, or for a
+    custom parameter type, equal text only)."""
+    pattern = site.pattern
+    if pattern is None:
+        return False
+    if site.regex:
+        try:
+            return re.search(pattern, text) is not None
+        except re.error:
+            return False
+    try:
+        from cucumber_expressions.expression import CucumberExpression
+        from cucumber_expressions.parameter_type_registry import ParameterTypeRegistry
+
+        return CucumberExpression(pattern, ParameterTypeRegistry()).match(text) is not None
+    except Exception:  # noqa: BLE001 - not installed, or a parameter type only the project defines
+        return pattern == text
+
+
 def unescape_java(body: str) -> str:
     """A string literal's body as javac reads it (``\\uXXXX``, octal and the simple escapes)."""
     out: list[str] = []
@@ -535,10 +559,14 @@ class TestSideJava:
 
     __test__ = False  # not a pytest class, whatever its name
 
-    def __init__(self, root: Path, glue_dirs: Iterable[str], test_sources: str | None = None) -> None:
+    def __init__(self, root: Path, glue_dirs: Iterable[str], test_sources: str | None = None,
+                 fixture_steps: Iterable[str] = ()) -> None:
         """``glue_dirs``: the glue packages' source directories (relative to ``root``; their
         subpackages are glue too, as cucumber scans them); ``test_sources``: the test source root
-        (default: the one the glue files' package declarations imply, else ``src/test/java``)."""
+        (default: the one the glue files' package declarations imply, else ``src/test/java``).
+        ``fixture_steps``: the step texts of the suite's companion scenarios (Kapua's ``@setup``
+        and ``@teardown``, ``settings.setup_tags``): the step methods they match are
+        infrastructure like hooks — no site, never removed, in every workspace and view."""
         self.root = root
         self.glue_dirs = [d.strip("/") for d in glue_dirs]
         glue: set[str] = set()
@@ -584,6 +612,7 @@ class TestSideJava:
                     if unit.kind == "method":
                         self._scan_sites(unit)
         self._sites.sort(key=lambda s: (s.file, s.start_byte, s.annotation_start))
+        self._fixtures = self._take_fixtures(list(fixture_steps))
         self._shared = self._shared_holders()
         self._infrastructure = self._reach(self._infrastructure_roots(), ())
         self._infrastructure_ids = {id(u) for u in self._infrastructure}
@@ -591,6 +620,26 @@ class TestSideJava:
     # ------------------------------------------------------------------ sites
     def sites(self) -> list[StepSite]:
         return list(self._sites)
+
+    @property
+    def fixture_sites(self) -> list[StepSite]:
+        """The step annotations of the methods companion scenarios run (``fixture_steps``)."""
+        return [site for unit in self._fixtures for site in unit.fixture_sites]
+
+    def _take_fixtures(self, texts: list[str]) -> list[_Unit]:
+        """The methods with a site matching one of ``texts``: out of the sites, infrastructure."""
+        if not texts:
+            return []
+        units: dict[int, _Unit] = {}
+        for site in self._sites:
+            if any(step_matches(site, text) for text in texts):
+                unit = self._site_units[site]
+                units[id(unit)] = unit
+        for unit in units.values():
+            unit.fixture_sites, unit.sites = list(unit.sites), []
+        gone = {id(site) for unit in units.values() for site in unit.fixture_sites}
+        self._sites = [site for site in self._sites if id(site) not in gone]
+        return list(units.values())
 
     def site_for_method(self, method: ReportedMethod, pattern: str | None = None) -> StepSite | None:
         """The site of the Java method cucumber reports (the JSON formatter's ``match.location``,
@@ -1193,6 +1242,8 @@ class TestSideJava:
         for cls in self._shared:
             roots.append(cls.new_unit)
             roots += [u for u in cls.members if u.kind == "field" and not u.static and not u.private]
+        for unit in self._fixtures:  # a companion scenario's step method, and its class's construction
+            roots += [unit, unit.cls.new_unit]
         return roots
 
     def _reach(self, start: Iterable[_Unit], stop: Iterable[int]) -> list[_Unit]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
 from bench.frameworks.cucumber_jvm.javac_server import helper_classes
-from bench.frameworks.cucumber_jvm.pickles import tag_expression
+from bench.frameworks.cucumber_jvm.pickles import companion_lines, selection, tag_expression
 from bench.frameworks.cucumber_jvm.runner import JVM_FLAGS, REPORT_NAME, CucumberJvmRun, _relative
 
 RUNNER_CLASS = "WarmRunner"
@@ -48,6 +49,9 @@ class WarmSuite:
     switch_field: str | None = None
     java: str = "java"
     archive: Path | None = None  # AppCDS of the dependency jars (the class path starts with them)
+    jvm_args: tuple[str, ...] = ()  # the project's (``settings.jvm_args``)
+    setup_tags: tuple[str, ...] = ()  # companion scenarios (``settings.setup_tags``)
+    teardown_tags: tuple[str, ...] = ()
 
 
 class WarmRunner:
@@ -56,13 +60,16 @@ class WarmRunner:
     def __init__(self, suite: WarmSuite) -> None:
         self.suite = suite
         self._proc: subprocess.Popen[str] | None = None
+        self._tmp: Path | None = None
         self._runs = 0
         self.restarts = 0
 
     def _start(self) -> subprocess.Popen[str]:
         suite = self.suite
         classes = helper_classes(RUNNER_CLASS)
-        argv = [suite.java, *JVM_FLAGS, "-XX:+UseSerialGC", "-Xmx1g"]
+        self._tmp = Path(tempfile.mkdtemp(prefix="req2test-warm-"))  # its own java.io.tmpdir (runner.py)
+        argv = [suite.java, *JVM_FLAGS, *suite.jvm_args, f"-Djava.io.tmpdir={self._tmp}", "-XX:+UseSerialGC",
+                "-Xmx1g"]
         if suite.archive is not None:
             argv.append(f"-XX:SharedArchiveFile={suite.archive.resolve()}")
         argv += ["-cp", os.pathsep.join([*suite.dependencies, str(classes)]), RUNNER_CLASS]
@@ -91,6 +98,9 @@ class WarmRunner:
         report_path.unlink(missing_ok=True)
         if any(c in str(report_path.resolve()) for c in " \n") or " " in feature or "\n" in feature:
             raise ValueError(f"the warm runner cannot pass a path with a space or line break: {feature}")
+        chosen, companions = selection(feature, line, *companion_lines(self.suite.root / feature,
+                                                                        self.suite.setup_tags,
+                                                                        self.suite.teardown_tags))
         if self._proc is None or self._proc.poll() is not None or self._runs >= RESTART_AFTER:
             self.close()
             self._proc = self._start()
@@ -102,7 +112,7 @@ class WarmRunner:
         guard = threading.Timer(timeout + 30.0, proc.kill)  # the JVM's own timeout failed to end it
         guard.start()
         try:
-            proc.stdin.write(f"RUN {number} {report_path.resolve()} {feature}:{line} {int(timeout * 1000)}\n")
+            proc.stdin.write(f"RUN {number} {report_path.resolve()} {chosen} {int(timeout * 1000)}\n")
             proc.stdin.flush()
             reply = proc.stdout.readline().strip()
         except (BrokenPipeError, OSError):
@@ -121,7 +131,7 @@ class WarmRunner:
         return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=None if timed_out else code,
                               elapsed=elapsed, cpu=0.0, timed_out=timed_out,
                               output="" if code is not None else (reply or "the warm runner ended"),
-                              argv=(feature, str(line), str(number)))
+                              argv=(feature, str(line), str(number)), companions=companions)
 
     def close(self) -> None:
         if self._proc is not None:
@@ -133,6 +143,9 @@ class WarmRunner:
             self._proc.kill()
             self._proc.wait()
             self._proc = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
 
 class WarmRunnerPool:
@@ -169,9 +182,11 @@ class WarmRunnerPool:
 
 def warm_suite(dependencies: Sequence[str], directories: Sequence[str | Path], root: Path, glue: Sequence[str],
                tags: Sequence[str], *, switch_field: str | None = None, java: str = "java",
-               archive: Path | None = None) -> WarmSuite:
+               archive: Path | None = None, jvm_args: Sequence[str] = (), setup_tags: Sequence[str] = (),
+               teardown_tags: Sequence[str] = ()) -> WarmSuite:
     return WarmSuite(root=root, dependencies=tuple(dependencies), directories=tuple(str(d) for d in directories),
-                     glue=tuple(glue), tags=tuple(tags), switch_field=switch_field, java=java, archive=archive)
+                     glue=tuple(glue), tags=tuple(tags), switch_field=switch_field, java=java, archive=archive,
+                     jvm_args=tuple(jvm_args), setup_tags=tuple(setup_tags), teardown_tags=tuple(teardown_tags))
 
 
 __all__ = ["RESTART_AFTER", "WarmRunner", "WarmRunnerPool", "WarmSuite", "warm_suite"]

@@ -63,7 +63,8 @@ class JavaProject:
             classpath = [*self.dependencies, str(test_classes.resolve()), str(self.resources.resolve()),
                          str(self.classes.resolve())]
         return Suite(root=root or self.root, classpath=tuple(classpath), glue=self.settings.glue,
-                     tags=tuple(self.settings.tags), java=self.java)
+                     tags=tuple(self.settings.tags), java=self.java, jvm_args=self.settings.jvm_args,
+                     setup_tags=self.settings.setup_tags, teardown_tags=self.settings.teardown_tags)
 
     def glue_sources(self, root: Path | None = None) -> list[str]:
         """The ``.java`` files of the glue packages (relative), sorted."""
