@@ -22,6 +22,7 @@ import pytest
 
 from bench import isolation
 from tests.integration.readable_files import assert_nothing_to_steal
+from tests.wheels import build_wheel
 
 pytestmark = pytest.mark.integration
 
@@ -138,18 +139,7 @@ def test_a_cartjs_sandbox_holds_no_ground_truth(cartjs_dataset: Path, tmp_path: 
 def test_a_wheel_in_site_packages_leaves_no_ground_truth(example_dataset: Path, tmp_path: Path) -> None:
     """The wheel (harness/resources/examples/tinyshop as package data) installed in a venv's
     site-packages, which every sandbox binds: the same walk, run by that venv's interpreter."""
-    source = tmp_path / "source"  # a copy: building in the checkout would leave build/ behind
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, source / name)
-    shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-                            str(source), "-w", str(tmp_path / "wheels")], capture_output=True, text=True,
-                           timeout=600, check=False)
-    if built.returncode != 0 and "No matching distribution" in built.stderr:
-        pytest.skip(f"setuptools cannot be fetched to build the wheel: {built.stderr.strip()[-200:]}")
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "wheels").glob("req2test-*.whl")
+    wheel = build_wheel(tmp_path)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=True)  # dependencies from this interpreter
     python = env_dir / "bin" / "python"

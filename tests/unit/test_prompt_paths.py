@@ -29,6 +29,7 @@ from harness.experiment.journal import claim_run_dir
 from harness.experiment.plan import CacheKeys, ExperimentPlan, arm_options, prepare
 from harness.experiment.prompt_files import own_files_sha256, prompt_key, resolve_prompts
 from harness.prompts import available_paragraphs, paragraph, paragraph_file
+from tests.wheels import build_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 MINE = "# Mine\n\nCheck the whole receipt, line by line, against the fixture receipt.txt.\n"
@@ -206,20 +207,7 @@ print(json.dumps({"harness": harness.__file__, "errors": errors, "files": [f.mod
 
 def test_an_installed_wheel_reads_the_paragraph_beside_the_experiment(tmp_path: Path) -> None:
     started = time.monotonic()
-    source = tmp_path / "source"  # a copy: building in the checkout would write build/ into a shared tree
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        (source / name).write_bytes((REPO / name).read_bytes())
-    subprocess.run(["tar", "-C", str(REPO), "--exclude=__pycache__", "--exclude=*.egg-info", "-cf",
-                    str(tmp_path / "src.tar"), "src"], check=True)
-    subprocess.run(["tar", "-C", str(source), "-xf", str(tmp_path / "src.tar")], check=True)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-                            str(source), "-w", str(tmp_path / "wheels")], capture_output=True, text=True,
-                           timeout=600, check=False)
-    if built.returncode != 0 and "No matching distribution" in built.stderr:
-        pytest.skip(f"setuptools cannot be fetched to build the wheel: {built.stderr.strip()[-200:]}")
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "wheels").glob("req2test-*.whl")
+    wheel = build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
     for name in ("setup_grounding", "expected_outcome", "assertion_strength"):
         assert f"harness/resources/prompts/paragraphs/{name}.md" in names
