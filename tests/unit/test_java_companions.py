@@ -2,13 +2,11 @@
 ``setup_tags``, ``teardown_tags``), as Kapua needs them: every feature opens with an ``@setup``
 scenario whose hooks build the JVM-wide state (system properties, the Guice locator) the later
 scenarios use, and most close with a ``@teardown`` one; a scenario runs as
-``FILE:SETUP:LINE:TEARDOWN`` and passes when all of them pass. Also the Kapua corpus script's
-pure parts (scripts/corpora/kapua.py). Inline features and reports, no JVM."""
+``FILE:SETUP:LINE:TEARDOWN`` and passes when all of them pass. Inline features and reports, no JVM."""
 
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
@@ -162,108 +160,3 @@ def test_verdicts_and_failures_with_companions() -> None:
     assert _failure(broken_setup) == ("failed", "line 11: its companion scenario at line 7 failed")
     stray = _run({7: "passed", 11: "passed", 15: "passed"}, 11, (7,))
     assert _failure(stray)[0] == "not_run" and "line 15" in classify([stray], 1)[1]
-
-
-def test_kapua_corpus_pure_parts(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-    import kapua
-
-    repo = tmp_path / "repo"
-    jar = repo / "org/eclipse/kapua/kapua-commons/2.1.0-SNAPSHOT/kapua-commons-2.1.0-SNAPSHOT.jar"
-    assert kapua.coordinates(str(jar), repo) == kapua.Coordinates("org.eclipse.kapua", "kapua-commons",
-                                                                  "2.1.0-SNAPSHOT", "jar")
-    tests = repo / "io/netty/netty-transport-native-epoll/4.1.94/netty-transport-native-epoll-4.1.94-linux-x86_64.jar"
-    assert kapua.coordinates(str(tests), repo).classifier == "linux-x86_64"
-    runner = tmp_path / "k/service/x/test/src/test/java/a/b/RunXTest.java"
-    runner.parent.mkdir(parents=True)
-    runner.write_text('@CucumberOptions(\n  features = {"classpath:features/X.feature"},\n'
-                      '  glue = {"a.b.steps",\n          "a.b"\n  },\n  plugin = {"pretty"})\npublic class RunXTest {}\n')
-    piece = kapua.Slice("service/x/test", "a.b.RunXTest", "service/x/internal")
-    assert kapua.runner_glue(tmp_path / "k", piece) == ["a.b.steps", "a.b"]
-    (tmp_path / "k/service/x/test-steps/src/main/java/a/b/steps").mkdir(parents=True)
-    assert kapua.glue_modules(tmp_path / "k", piece, ["a.b.steps", "a.b"], ["service/x/test-steps"]) == {
-        "a.b.steps": "service/x/test-steps/src/main/java", "a.b": "service/x/test/src/test/java"}
-    pom = kapua.flat_pom("x", "0" * 40, [(kapua.Coordinates("g", "a", "1", "jar"), "compile"),
-                                         (kapua.Coordinates("g", "t", "2", "test-jar", "tests"), "test")],
-                         {"user.timezone": "UTC"}, "a.b.RunXTest")
-    assert pom.index("<artifactId>a</artifactId>") < pom.index("<artifactId>t</artifactId>")
-    assert "<classifier>tests</classifier>" in pom and "<user.timezone>UTC</user.timezone>" in pom
-    assert pom.count("<exclusion><groupId>*</groupId>") == 2 and "**/RunXTest.java" in pom
-    toml = kapua.req2test_toml(["a.b"], "a.b.internal", ["-Dk=v"])
-    root = tmp_path / "flat"
-    (root / "src/test/resources/features").mkdir(parents=True)
-    (root / "pom.xml").write_text(pom)
-    (root / "req2test.toml").write_text(toml)
-    settings = read_settings(root)
-    assert settings.glue == ("a.b",) and settings.tags == ("env_none",) and settings.jvm_args == ("-Dk=v",)
-    assert settings.setup_tags == ("setup",) and settings.teardown_tags == ("teardown",)
-    assert settings.reload_groups == ("org.eclipse.kapua", "org.mockito", "org.objenesis")
-    assert settings.reload_groups == ("org.eclipse.kapua", "org.mockito", "org.objenesis")
-
-
-FIXTURE_GLUE = textwrap.dedent('''\
-    package x.steps;
-
-    import io.cucumber.java.en.Given;
-    import io.cucumber.java.en.Then;
-
-    public class Security {
-        private static boolean ready;
-
-        @Given("^Init Security Context$")
-        public void start() {
-            ready = prepare();
-        }
-
-        @Given("Reset Security Context")
-        public void stop() {
-            ready = false;
-        }
-
-        private static boolean prepare() {
-            return true;
-        }
-
-        @Given("a thing named {string}")
-        public void thing(String name) {
-            check();
-        }
-
-        @Then("I find {string}")
-        public void find(String name) {
-            check();
-        }
-
-        private void check() {
-            if (!ready) throw new IllegalStateException("no setup");
-        }
-    }
-    ''')
-
-
-def test_companion_step_methods_are_infrastructure(tmp_path: Path) -> None:
-    from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
-    from bench.frameworks.cucumber_jvm.pickles import companion_steps
-    from bench.frameworks.cucumber_jvm.testside import TestSideJava
-
-    root = _project(tmp_path, 'setup_tags = ["setup"]\nteardown_tags = ["teardown"]\n')
-    (root / "src/test/java/x/steps").mkdir(parents=True)
-    (root / "src/test/java/x/steps/Security.java").write_text(FIXTURE_GLUE)
-    texts = companion_steps(root, "src/test/resources/features", ("setup",), ("teardown",))
-    assert texts == ["Init Security Context", "Reset Security Context"]
-    side = TestSideJava(root, ["src/test/java/x/steps"], fixture_steps=texts)
-    assert [s.method for s in side.sites()] == ["thing", "find"]
-    assert [s.method for s in side.fixture_sites] == ["start", "stop"]
-    # the view and every workspace keep the companions' step methods (and what they reach)
-    files, _removed, _kept = side.view()
-    view = files["src/test/java/x/steps/Security.java"].decode()
-    assert "void start()" in view and "void stop()" in view and "prepare()" in view
-    assert "void thing(" not in view and "void find(" not in view and "void check()" not in view
-    keeping = side.files_keeping([s for s in side.sites() if s.method == "thing"])
-    kept = keeping["src/test/java/x/steps/Security.java"].decode()
-    assert "void start()" in kept and "void thing(" in kept and "void find(" not in kept
-    assert {d.qualname for d in side.closure([side.sites()[0]]).functions} == {"Security.thing", "Security.check"}
-    # the framework builds its side with them (settings.setup_tags)
-    assert [s.method for s in CucumberJvmFramework().side(root).fixture_sites] == ["start", "stop"]
-    # without companions configured, they are ordinary step methods
-    assert len(TestSideJava(root, ["src/test/java/x/steps"]).sites()) == 4
