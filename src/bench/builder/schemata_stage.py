@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import random
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -26,11 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from bench.builder.stats import mutation_statistics
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant, StepDefRef
 from bench.mutation.executor import INFRASTRUCTURE
 from bench.progress import Progress
+from bench.runlog import instance_file_name
 
 FRESH_SAMPLE = 64  # (instance, mutant) pairs replayed by the reference run, half of them kills
 MIN_TIMEOUT = 5.0  # seconds a mutant row run gets at least (a looping mutant costs this much: on
@@ -99,7 +101,7 @@ class RunsCheckpoint:
     def _path(self, instance_id: str) -> Path | None:
         if self.directory is None:
             return None
-        return self.directory / (re.sub(r"[^A-Za-z0-9._-]+", "_", instance_id) + ".json")
+        return self.directory / (instance_file_name(instance_id) + ".json")
 
     def load(self, instance_id: str, key: str) -> InstanceRuns | None:
         path = self._path(instance_id)
@@ -109,14 +111,7 @@ class RunsCheckpoint:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("key") != key:
                 return None
-            runs = data["runs"]
-            found = InstanceRuns(
-                clean_passed=runs["clean_passed"], verdicts=dict(runs["verdicts"]),
-                infrastructure=set(runs["infrastructure"]), empty_not_passing=runs["empty_not_passing"],
-                stripped=None if runs["stripped"] is None else set(runs["stripped"]),
-                stripped_not_passing=runs["stripped_not_passing"],
-                stripped_targets=[StepDefRef.model_validate(t) for t in runs["stripped_targets"]],
-                runs=runs["runs"], build_failures=list(runs["build_failures"]))
+            found = _RUNS.validate_python(data["runs"])
         except (ValueError, KeyError, TypeError):
             return None  # a file cut by a kill mid-write, or of another version: judge again
         self.reused += 1
@@ -127,15 +122,8 @@ class RunsCheckpoint:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"key": key, "runs": {
-            "clean_passed": runs.clean_passed, "verdicts": runs.verdicts, "infrastructure": sorted(runs.infrastructure),
-            "empty_not_passing": runs.empty_not_passing,
-            "stripped": None if runs.stripped is None else sorted(runs.stripped),
-            "stripped_not_passing": runs.stripped_not_passing,
-            "stripped_targets": [t.model_dump(mode="json") for t in runs.stripped_targets],
-            "runs": runs.runs, "build_failures": runs.build_failures}}
         partial = path.with_suffix(".partial")
-        partial.write_text(json.dumps(data), encoding="utf-8")
+        partial.write_text(json.dumps({"key": key, "runs": _RUNS.dump_python(runs, mode="json")}), encoding="utf-8")
         os.replace(partial, path)  # never half a file under the real name
 
     def judged(self, judge: Callable[[Instance], InstanceRuns], records: dict[str, GoldTest],
@@ -158,6 +146,9 @@ class RunsCheckpoint:
 
 def checkpoint_for(out_dir: Path, project_sha256: str) -> RunsCheckpoint:
     return RunsCheckpoint(Path(out_dir) / CHECKPOINT_DIR / "mutant-runs", project_sha256)
+
+
+_RUNS = TypeAdapter(InstanceRuns)  # an instance's runs as JSON and back (sets as lists)
 
 
 def stripped_targets(record: GoldTest, files: dict[str, dict[str, str]]) -> list[StepDefRef]:
