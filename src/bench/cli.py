@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
+from bench.cli_options import json_option, old_spelling, per_core, quiet_option, renamed, workers_option
 from bench.console import console, out, progress_for
 from bench.dataset import DatasetError, load_dataset
 from bench.formatting import num
@@ -33,7 +34,7 @@ def interrupted_line(exc: KeyboardInterrupt, judged: str) -> str:
 def build(
     source: Annotated[str, typer.Argument(help="A behave project directory, or a PyPI sdist spec NAME==VERSION.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Dataset directory to create.")],
-    workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    workers: Annotated[int, workers_option("Warm runner processes")] = 0,
     runs: Annotated[int, typer.Option(help="Repetitions of each isolation/validation run.", min=1)] = 3,
     timeout: Annotated[float, typer.Option(help="Seconds one scenario run may take.", min=1)] = 120.0,
     shared_threshold: Annotated[float, typer.Option(
@@ -47,7 +48,7 @@ def build(
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Build benchmark instances from a real BDD project.
 
@@ -75,21 +76,26 @@ def build(
         raise fail("interrupted; nothing was written to the output directory", 130) from None
     finally:
         progress.close()
-    console.print(f"built {output} in {sum(card.stage_seconds.values()):.1f}s")
+    if not quiet:
+        console.print(f"built {output} in {sum(card.stage_seconds.values()):.1f}s")
     print_summary(output)
     print_exclusion_examples(card)
 
 
 def summary(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the dataset card as JSON.")] = False,
+    as_json: Annotated[bool, json_option("the dataset card")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Print a dataset's card: instances, exclusions with reasons, Table-2 statistics.
 
     Example:
 
       req2test summary datasets/tinyshop
+
+      req2test summary datasets/tinyshop --json | jq .scored_instances
     """
+    del quiet  # the card is all it prints (on stdout): -q is taken so a script can pass it to every command
     if as_json:
         try:
             data = load_dataset(dataset).card
@@ -106,6 +112,8 @@ def families_command(
         "--output", "-o", help="Write DIR/<dataset directory>.txt: the ids of each dataset's instances of the "
                                "requirements every dataset has (an experiment's `instances: {file: ...}`).")] = None,
     scored: Annotated[bool, typer.Option("--scored", help="Only the cards' scored instances.")] = False,
+    as_json: Annotated[bool, json_option("each dataset's families and the shared ones")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """The requirement families several datasets share: the same Gherkin scenario in other repositories
     (e.g. algorand-sdk-testing's in py-, js-, go- and java-algorand-sdk), matched by Feature title, scenario
@@ -125,7 +133,7 @@ def families_command(
         raise fail("two dataset directories have the same name; the name labels each dataset")
     unique: dict[str, dict[str, str]] = {}
     order: dict[str, list[str]] = {}
-    table = Table("dataset", "language", "instances", "families", "ambiguous", title="requirement families")
+    rows: list[dict] = []
     for name, path in zip(names, datasets):
         try:
             dataset = load_dataset(path)
@@ -136,13 +144,22 @@ def families_command(
         unique[name] = unique_families(instances)
         order[name] = [i.id for i in instances]
         grouped = dataset.families(scored_only=scored)
-        table.add_row(escape(name), escape(dataset.language), str(len(instances)), str(len(grouped)),
-                      str(sum(1 for ids in grouped.values() if len(ids) > 1)))
-    out.print(table)
-    shared = Table("datasets", "shared families", title="shared families (held twice: left out)")
-    for members, count in overlaps({name: keys for name, keys in unique.items()}):
-        shared.add_row(escape(" + ".join(members)), str(count))
-    out.print(shared)
+        rows.append({"dataset": name, "language": dataset.language, "instances": len(instances),
+                     "families": len(grouped), "ambiguous": sum(1 for ids in grouped.values() if len(ids) > 1)})
+    pairs = overlaps({name: keys for name, keys in unique.items()})
+    if as_json:
+        out.print_json(json.dumps({"datasets": rows, "shared": [{"datasets": list(members), "families": count}
+                                                                for members, count in pairs]}))
+    else:
+        table = Table("dataset", "language", "instances", "families", "ambiguous", title="requirement families")
+        for row in rows:
+            table.add_row(escape(row["dataset"]), escape(row["language"]), str(row["instances"]), str(row["families"]),
+                          str(row["ambiguous"]))
+        out.print(table)
+        shared = Table("datasets", "shared families", title="shared families (held twice: left out)")
+        for members, count in pairs:
+            shared.add_row(escape(" + ".join(members)), str(count))
+        out.print(shared)
     if output is not None:
         common = set.intersection(*(set(keys) for keys in unique.values()))
         try:
@@ -153,14 +170,15 @@ def families_command(
                 (output / f"{name}.txt").write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
         except OSError as exc:
             raise fail(f"{output}: cannot write ({exc.strerror})") from None
-        console.print(f"wrote {len(common)} instance ids per dataset to {output}/", highlight=False)
+        if not quiet:
+            console.print(f"wrote {len(common)} instance ids per dataset to {output}/", highlight=False)
 
 
 def evaluate_command(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="predictions.jsonl: one prediction a line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created; an existing one resumes).")],
-    workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    workers: Annotated[int, workers_option("Warm runner processes")] = 0,
     timeout: Annotated[float, typer.Option(help="Seconds the test may run (docs/evaluation.md: 600).", min=1)] = 600.0,
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Evaluate only these ids (repeatable).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
@@ -168,12 +186,15 @@ def evaluate_command(
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",
     replays: Annotated[int, typer.Option(help="Fresh-process replays of each KillComplete claim's kills "
                                               "(plus one clean replay); 0 turns the replays off.", min=0)] = 5,
-    seed: Annotated[int | None, typer.Option(help="Seed of the verdict runs' random order (default: fresh "
-                                                  "randomness, so a test cannot learn the order).")] = None,
+    order_seed: Annotated[int | None, typer.Option(
+        "--order-seed", help="Seed of the verdict runs' random order (default: fresh randomness, so a test cannot "
+                             "learn the order).")] = None,
+    old_seed: Annotated[int | None, old_spelling("--seed", "--order-seed")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 3 when an instance has no prediction or an "
                                                           "invalid one (they still score as generation failures).")]
     = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    as_json: Annotated[bool, json_option("the run's summary")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Score generated test implementations: stage outcome, API-call F1, coverage Jaccard,
     mutant-kill recall and KillComplete@1, with 95% cluster-bootstrap CIs.
@@ -191,11 +212,14 @@ def evaluate_command(
       req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/one --instance tinyshop/features/cart.feature:13
 
       req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/mine --strict   # exit 3 if any is missing
+
+      req2test evaluate datasets/tinyshop -p predictions.jsonl -o runs/mine --json -q | jq .kill_complete_at_1
     """
     from bench.evaluate import EvaluateOptions, EvaluationError, evaluate
 
     if isolation not in ("auto", "bwrap", "none"):
         raise fail(f"--isolation must be auto, bwrap or none, not {isolation!r}")
+    seed = renamed(order_seed, old_seed, "--seed", "--order-seed")
     options = EvaluateOptions(timeout=timeout, instances=instance or None, resamples=resamples, isolation=isolation,
                               replays=replays, seed=seed)
     if workers:
@@ -209,7 +233,7 @@ def evaluate_command(
         raise fail(interrupted_line(exc, "instances judged"), 130) from None
     finally:
         progress.close()
-    print_run_summary(summary_data, title=str(output))
+    print_run_summary(summary_data, title=str(output), as_json=as_json)
     if not report_submission(summary_data) and strict:
         raise typer.Exit(3)
 
@@ -217,10 +241,14 @@ def evaluate_command(
 def calibrate_command(
     dataset: Annotated[Path, typer.Argument(help="A dataset directory written by `req2test build`.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the oracle/empty/then-stripped runs.")],
-    workers: Annotated[int, typer.Option(help="Warm runner processes; 0 = one per core.", min=0)] = 0,
+    workers: Annotated[int, workers_option("Warm runner processes")] = 0,
     arm: Annotated[list[str] | None, typer.Option(
         "--arm", help="Run only this arm (oracle, empty, then-stripped); repeat for several. Default: all three.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    order_seed: Annotated[int | None, typer.Option(
+        "--order-seed", help="Seed of the verdict runs' random order (default: fresh randomness, so a test cannot "
+                             "learn the order).")] = None,
+    as_json: Annotated[bool, json_option("each arm's run summary (by arm)")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Evaluate three reference prediction sets made from the ground truth: oracle (must be
     100% kill-complete), empty (must kill nothing) and then-stripped (in between).
@@ -239,7 +267,7 @@ def calibrate_command(
     if unknown:
         raise fail(f"--arm {unknown[0]!r}: no such calibration arm (available: {', '.join(CALIBRATIONS)})")
 
-    options = EvaluateOptions()
+    options = EvaluateOptions(seed=order_seed)
     if workers:
         options.workers = workers
     progress = progress_for(quiet)
@@ -251,14 +279,25 @@ def calibrate_command(
         raise fail(f"interrupted; finished instances are kept under {output}/, rerun to resume", 130) from None
     finally:
         progress.close()
+    if as_json:  # one document: the arms' summaries by arm
+        out.print_json(json.dumps(summaries))
     for name, data in summaries.items():
-        print_run_summary(data, title=f"{output}/{name}")
+        if as_json:
+            print_warnings(data)
+        else:
+            print_run_summary(data, title=f"{output}/{name}")
     problem = empty_arm_problem(output) if "empty" in arms else None
     if problem is not None:
         raise fail(problem, code=1)
 
 
-def print_run_summary(data: dict, title: str) -> None:
+def print_run_summary(data: dict, title: str, as_json: bool = False) -> None:
+    """A run's summary on stdout: a table and its outcomes, or with ``as_json`` the summary itself; its
+    warnings on stderr."""
+    if as_json:
+        out.print_json(json.dumps(data))
+        print_warnings(data)
+        return
     table = Table("metric", "value", "95% CI", "n", title=f"{title}  (N={data['n']}, N_exec={data['n_exec']})")
     for key in ("pass_at_1", "kill_complete_at_1", "kill_complete_relaxed_at_1", "api_f1", "coverage_jaccard",
                 "mutant_recall", "assertion_dependent_recall", "hidden_recall"):
@@ -266,11 +305,15 @@ def print_run_summary(data: dict, title: str) -> None:
         table.add_row(key, num(metric["value"]), "—" if metric["ci_low"] is None
                       else f"[{metric['ci_low']:.3f}, {metric['ci_high']:.3f}]", str(metric["n"]))
     out.print(table)
-    for warning in data.get("warnings") or []:
-        console.print(f"[yellow]note:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+    print_warnings(data)
     out.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in data["outcomes"].items() if v))
     if data["exclusions"]:
         out.print("excluded (infrastructure): " + ", ".join(f"{k} {v}" for k, v in data["exclusions"].items()))
+
+
+def print_warnings(data: dict) -> None:
+    for warning in data.get("warnings") or []:
+        console.print(f"[yellow]note:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
 def report_submission(data: dict) -> bool:
@@ -319,6 +362,7 @@ def history(
     end: Annotated[str, typer.Option("--end", help="The last commit to replay.")] = "HEAD",
     at: Annotated[str | None, typer.Option("--at", help="Also list the live atoms at this commit.")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the replay (every event) as JSON.")] = None,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Replay a repository's history of requirement atoms (scenarios): added, changed,
     removed, deferred and resumed, with commit and changelog evidence (seed 001).
@@ -353,7 +397,8 @@ def history(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(replay.model_dump_json(indent=1), encoding="utf-8")
-        console.print(f"wrote {output}")
+        if not quiet:
+            console.print(f"wrote {output}")
 
 
 def takeover(
@@ -368,7 +413,8 @@ def takeover(
                                                                               "(default: src, and the name).")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Top-level paths not written into the trees "
                                                                         "(e.g. docs).")] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Warm runner processes for each build.")] = 2,
+    workers: Annotated[int, workers_option("Warm runner processes of each build")] = 0,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Build takeover targets from a project's history (seed 001, ReqMemBench): at each commit that makes
     scenarios pass, the parent's tree for the agent, a dataset built at the commit for the judge,
@@ -397,10 +443,10 @@ def takeover(
         if select:
             prefixes = production or ["src", project.replace("-", "_"), project.split("-")[-1]]
             chosen += candidate_commits(replay, repo, prefixes)[-select:]
-        progress = progress_for(False)
+        progress = progress_for(quiet)
         try:
-            card = build_takeover(repo, output, chosen, project, features, tuple(exclude or ()), workers, progress,
-                                  replay=replay)
+            card = build_takeover(repo, output, chosen, project, features, tuple(exclude or ()), per_core(workers),
+                                  progress, replay=replay)
         finally:
             progress.close()
     except (TakeoverError, TreeError, RuntimeError, ValueError) as exc:
@@ -427,6 +473,8 @@ def suites(
     documentation: Annotated[Path | None, typer.Option(
         "--documentation", help="Write each suite's documentation page (the documentation ablation's input, "
                                 "bench.suite.authored) as DIR/<project>/<feature>.md.")] = None,
+    as_json: Annotated[bool, json_option("each suite's row")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """The suite instances of a dataset (one per feature file, seed 002) with their
     requirement-targeted mutants.
@@ -446,25 +494,34 @@ def suites(
     except DatasetError as exc:
         raise fail(str(exc)) from None
     pages = {s.id: suite_documentation(loaded, s) for s in found}
-    table = Table(title=f"{dataset}: {len(found)} suite instances, "
-                        f"{sum(len(s.targets) for s in found)} targeted mutants")
-    for column in ("feature", "scenarios", "words", "doc words", "step defs", "candidates", "dropped", "targets"):
-        table.add_column(column, justify="left" if column == "feature" else "right", overflow="fold")
-    for suite in found:
-        table.add_row(escape(suite.feature_file), str(len(suite.scenarios)), str(suite.specification_words),
-                      str(pages[suite.id].words), str(len(suite.reference_step_definitions)), str(suite.candidates),
-                      str(suite.dropped), str(len(suite.targets)))
-    out.print(table)
+    rows = [{"id": suite.id, "feature": suite.feature_file, "scenarios": len(suite.scenarios),
+             "words": suite.specification_words, "doc_words": pages[suite.id].words,
+             "step_defs": len(suite.reference_step_definitions), "candidates": suite.candidates,
+             "dropped": suite.dropped, "targets": len(suite.targets)} for suite in found]
+    if as_json:
+        out.print_json(json.dumps(rows))
+    else:
+        table = Table(title=f"{dataset}: {len(found)} suite instances, "
+                            f"{sum(len(s.targets) for s in found)} targeted mutants")
+        for column in ("feature", "scenarios", "words", "doc words", "step defs", "candidates", "dropped", "targets"):
+            table.add_column(column, justify="left" if column == "feature" else "right", overflow="fold")
+        for row in rows:
+            table.add_row(escape(row["feature"]), *(str(row[k]) for k in ("scenarios", "words", "doc_words",
+                                                                          "step_defs", "candidates", "dropped",
+                                                                          "targets")))
+        out.print(table)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text("".join(s.model_dump_json() + "\n" for s in found), encoding="utf-8")
-        console.print(f"wrote {output}")
+        if not quiet:
+            console.print(f"wrote {output}")
     if documentation is not None:
         for suite in found:
             page = documentation / suite.project / f"{suite.feature_file}.md"
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(pages[suite.id].text, encoding="utf-8")
-        console.print(f"wrote {len(found)} documentation pages under {documentation}")
+        if not quiet:
+            console.print(f"wrote {len(found)} documentation pages under {documentation}")
 
 
 def _resolve_commit(repo: Path, name: str) -> str:

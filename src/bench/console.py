@@ -7,39 +7,94 @@ the CLIs build on it. Keeping it out of ``bench.cli`` means no library module im
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+# The width of a command's result when stdout is a pipe or a file. rich would take 80 columns there (or the width of
+# whatever terminal stdin or stderr is), folding table rows a script or a saved file needs whole. 300 columns hold
+# every row req2test prints (the widest, a `show` row with costs, is ~265: a long instance id and a detail cut
+# at 120) and no more: what fills the width (the rules between the parts of an instance's page) stays one
+# readable line in a file. $COLUMNS, when set, still decides.
+PIPED_WIDTH = 300
+
+
+def result_console(file: TextIO | None = None) -> Console:
+    """The console a command's result goes to (``file``: stdout when None): the terminal's width on a terminal,
+    ``$COLUMNS`` or ``PIPED_WIDTH`` elsewhere."""
+    stream = file if file is not None else sys.stdout
+    width = None
+    if not (stream is not None and stream.isatty()):
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+    return Console(file=file, width=width)
+
 
 console = Console(stderr=True)  # progress, notes, errors: never mixed into what a command prints
-out = Console()  # a command's result (tables, JSON, paths), for pipes and scripts
+out = result_console()  # a command's result (tables, JSON, paths), for pipes and scripts
+
+
+def end_stage(bar: Progress, task: TaskID, last_advance: float | None, fill: bool = True) -> None:
+    """Stop a finished stage's clock where its work ended: its last advance (else now, for a stage that never
+    advanced); ``fill``: and show its bar full (the stage is over).
+
+    rich stops a task's clock only when it reaches its total. A stage that ends short of it (units skipped, a total
+    counted generously) went on counting through whatever ran after it (the fresh-process check, writing the
+    dataset) until the next bar or the end of the display: 352 s shown for a 36 s stage."""
+    found = next((t for t in bar.tasks if t.id == task), None)
+    if found is None:
+        return
+    if found.finished_time is None and found.start_time is not None:
+        end = last_advance if last_advance is not None else bar.get_time()
+        found.finished_time = max(0.0, end - found.start_time)  # rich never overwrites a set finished_time
+    if fill and found.total is not None:
+        bar.update(task, completed=found.total)
 
 
 class RichProgress:
     """Progress bars for the long stages of a build (a ``bench.progress.Progress``)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, clock: Callable[[], float] | None = None) -> None:
+        """``clock``: the bars' time source (rich's, time.monotonic, when None)."""
         self.enabled = enabled
+        self.clock = clock
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
+        self.last_advance: float | None = None
 
     def stage(self, name: str, total: int | None = None) -> None:
         if not self.enabled:
             return
         if self.progress is None:
             self.progress = Progress(TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
+                                     TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False,
+                                     get_time=self.clock)
             self.progress.start()
-        if self.task is not None:
-            self.progress.update(self.task, completed=self.progress.tasks[-1].total)
+        self._end_stage()
         self.task = self.progress.add_task(name, total=total)
 
     def advance(self, n: int = 1) -> None:
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task, n)
+            self.last_advance = self.progress.get_time()
+
+    def _end_stage(self) -> None:
+        if self.progress is not None and self.task is not None:
+            end_stage(self.progress, self.task, self.last_advance)
+        self.task, self.last_advance = None, None
 
     def log(self, line: str) -> None:
         """A line above the bars (a long step that has no bar of its own)."""
@@ -47,6 +102,7 @@ class RichProgress:
 
     def close(self) -> None:
         if self.progress is not None:
+            self._end_stage()
             self.progress.stop()
 
 
@@ -61,6 +117,7 @@ class LineProgress:
         self.total: int | None = None
         self.done = 0
         self.started = self.last = 0.0
+        self.last_advance: float | None = None  # where the stage's work ended, when it did not reach its total
 
     def _line(self, text: str) -> None:
         extra = f" · {self.status()}" if self.status is not None else ""
@@ -71,7 +128,7 @@ class LineProgress:
 
     def stage(self, name: str, total: int | None = None) -> None:
         self._finish()
-        self.name, self.total, self.done = name, total, 0
+        self.name, self.total, self.done, self.last_advance = name, total, 0, None
         self.started = self.last = time.monotonic()
         self._line(f"{name}: started" + (f", {total} to do" if total is not None else ""))
 
@@ -79,7 +136,7 @@ class LineProgress:
         if self.name is None:
             return
         before, self.done = self.done, self.done + n
-        now = time.monotonic()
+        now = self.last_advance = time.monotonic()
         step = max(1, (self.total or 0) // 10)
         if self.done // step > before // step or now - self.last >= self.every_seconds:
             self.last = now
@@ -88,7 +145,9 @@ class LineProgress:
 
     def _finish(self) -> None:
         if self.name is not None:
-            self._line(f"{self.name}: finished {self.done} in {time.monotonic() - self.started:.0f} s")
+            # timed to the last advance, as the bars are (end_stage): not through the step that ran after it
+            end = self.last_advance if self.last_advance is not None else time.monotonic()
+            self._line(f"{self.name}: finished {self.done} in {end - self.started:.0f} s")
             self.name = None
 
     def close(self) -> None:

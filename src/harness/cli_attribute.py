@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from bench.cli import fail
+from bench.cli_options import per_core, quiet_option, workers_option
 from bench.console import console, out
 
 
@@ -21,7 +22,8 @@ def attribute_command(
     model: Annotated[str | None, typer.Option(help="The judge model (litellm name); without it every label "
                                                    "is unknown and only the replays run.")] = None,
     api_base: Annotated[str | None, typer.Option(help="The provider's base URL (default $REQ2TEST_API_BASE).")] = None,
-    workers: Annotated[int, typer.Option(help="Evaluator workers for the replays.", min=1)] = 2,
+    workers: Annotated[int, workers_option("Evaluator workers for the replays")] = 0,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Label each failing scenario and each surviving requirement-targeted mutant of a suite
     configuration: test / spec_underspecified / spec_contradiction / error / unknown.
@@ -49,7 +51,7 @@ def attribute_command(
         judge = Model(ModelConfig(model=model, api_base=api_base or os.environ.get("REQ2TEST_API_BASE")),
                       Limits(max_calls=10_000), ledger)
     try:
-        labels = attribute_config(run, config, judge, workers=workers)
+        labels = attribute_config(run, config, judge, workers=per_core(workers))
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     summary = summarize_attributions(labels)
@@ -72,6 +74,8 @@ def attribute_command(
         profile = action_profile(files[-1]) if files else {}
         actions.add_row(suite_id, *(str(profile.get(k, 0)) for k in ("read", "search", "write", "execute", "other")))
     out.print(actions)
+    if quiet:
+        return
     replayed = sum(1 for a in labels if a.replay != "not_run")
     console.print(f"{len(labels)} subject(s) labelled, {replayed} replayed; "
                   f"{run / 'suites' / config_dir_name(config) / 'attribution.jsonl'}")

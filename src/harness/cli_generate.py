@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, get_args
 
 import typer
 
 from bench.cli import fail
+from bench.cli_options import per_core, quiet_option, workers_option
 from bench.console import console, progress_for
 from bench.dataset import DatasetError
 from harness.agents.base import EndReason
@@ -43,13 +43,15 @@ def generate_command(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.", min=0, max=2)] = None,
     seed: Annotated[int | None, typer.Option(help="The provider's sampling seed, where it honours one.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Output tokens per model call.", min=1)] = None,
-    workers: Annotated[int, typer.Option(help="Generations at a time, each in its own sandbox.", min=1)] = 1,
+    # 1, not one per core: each generation spends money at a provider that rate-limits (and a refusal stops the
+    # run before a second generation has started)
+    workers: Annotated[int, workers_option("Generations at a time, each in its own sandbox", "1")] = 1,
     retry: Annotated[list[str] | None, typer.Option(help="Generate again the instances that ended for this "
                                                          "reason (repeat; e.g. agent_error, max_calls). "
                                                          "provider_interrupted ones always are.")] = None,
     for_submission: Annotated[bool, typer.Option("--for-submission", help="Refuse agents that read the ground "
                                                                          "truth (calibration agents).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Run an agent on instances inside sandboxes and write RUN_DIR/predictions.jsonl.
 
@@ -85,7 +87,7 @@ def generate_command(
     options = GenerateOptions(agent=agent, model=config, view=view, sandbox=sandbox,  # type: ignore[arg-type]
                               limits=Limits(max_calls=max_calls, max_seconds=max_seconds, max_cost_usd=max_cost),
                               paragraphs=list(paragraph or []), instances=list(instance) if instance else None,
-                              for_submission=for_submission, workers=workers, retry=list(retry or []))
+                              for_submission=for_submission, workers=per_core(workers), retry=list(retry or []))
     progress = progress_for(quiet)
     try:
         records = generate(dataset, output, options, progress)
@@ -97,6 +99,8 @@ def generate_command(
         raise fail("interrupted; finished instances are kept and a rerun resumes", 130) from None
     finally:
         progress.close()
+    if quiet:
+        return
     reasons: dict[str, int] = {}
     for record in records:
         reasons[record.end_reason] = reasons.get(record.end_reason, 0) + 1

@@ -7,6 +7,7 @@ and reads the task prompt an arm's paragraphs make, before paying for a run.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -15,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.cli import fail
+from bench.cli_options import json_option
 from bench.console import out
 from bench.dataset import DatasetError, load_dataset
 from bench.model import Declaration, Instance, InterfaceGroup, Requirement, Step, TestLevel, ViewSpec
@@ -60,6 +62,8 @@ def prompts_command(
     instance: Annotated[str | None, typer.Option(
         help="With --dataset: the instance id (default: the dataset's first).")] = None,
     view: Annotated[str, typer.Option(help="With --render: the view the prompt describes, th or ah.")] = "th",
+    as_json: Annotated[bool, json_option("the list, the file (name, kind, path, text) or the rendered messages")]
+    = False,
 ) -> None:
     """List, print or render the prompt templates and paragraphs an experiment's arms use.
 
@@ -81,30 +85,41 @@ def prompts_command(
       req2test prompts expected_outcome --render --paragraph assertion_strength
 
       req2test prompts ./my.md --render --dataset datasets/tinyshop --instance tinyshop/features/cart.feature:13
+
+      req2test prompts --json | jq -r '.[] | select(.kind == "paragraph") | .name'
     """
     if name is None and not render:
-        _list()
+        _list(as_json)
         return
     try:
         if not render:
             assert name is not None
             kind, path = _find(name)
-            typer.echo(read_prompt_file(path, kind), nl=False)
+            text = read_prompt_file(path, kind)
+            if as_json:
+                out.print_json(json.dumps({"name": name, "kind": kind, "path": str(path), "text": text}))
+            else:
+                typer.echo(text, nl=False)
             return
-        _render(name, list(paragraph or []), dataset, instance, view)
+        _render(name, list(paragraph or []), dataset, instance, view, as_json)
     except (PromptError, DatasetError) as exc:
         raise fail(str(exc)) from None
 
 
-def _list() -> None:
+def _list(as_json: bool = False) -> None:
+    rows = [{"name": name, "kind": "paragraph", "description": description(paragraph_file(name)),
+             "path": str(paragraph_file(name))} for name in available_paragraphs()]
+    rows += [{"name": name, "kind": "template", "description": TEMPLATE_ROLES.get(name) or description(template_file(name)),
+              "path": str(template_file(name))} for name in available_templates()]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
     table = Table(title=f"prompts in {escape(str(prompt_dir()))}", title_justify="left")
     table.add_column("name", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("description", overflow="fold")
-    for name in available_paragraphs():
-        table.add_row(escape(name), "paragraph", escape(description(paragraph_file(name))))
-    for name in available_templates():
-        table.add_row(escape(name), "template", escape(TEMPLATE_ROLES.get(name) or description(template_file(name))))
+    for row in rows:
+        table.add_row(escape(row["name"]), row["kind"], escape(row["description"]))
     out.print(table)
     out.print("An arm takes these paragraph names, or files of your own: paragraphs: [grounding, ./my.md]",
               markup=False, highlight=False)
@@ -126,7 +141,7 @@ def _find(name: str) -> tuple[Kind, Path]:
 
 
 def _render(name: str | None, paragraphs: list[str], dataset: Path | None, instance_id: str | None,
-            view: str) -> None:
+            view: str, as_json: bool = False) -> None:
     from harness.agents.base import AgentTask
     from harness.agents.builtin import task_messages
     from harness.sandbox.base import WORKSPACE
@@ -165,6 +180,10 @@ def _render(name: str | None, paragraphs: list[str], dataset: Path | None, insta
         task = AgentTask(instance=example_instance(), view=view, features_dir="features",  # type: ignore[arg-type]
                          python_path=f"{WORKSPACE}/src", paragraphs=entries, template=template,
                          prompt_texts=texts)
+    if as_json:
+        messages = [{"role": m["role"], "content": str(m["content"])} for m in task_messages(task)]
+        out.print_json(json.dumps(messages))
+        return
     for message in task_messages(task):
         # plain echo, not rich: the prompt's lines stay as the model gets them (no wrapping, no markup)
         typer.echo(f"===== {message['role']} message =====")

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.cli import fail
+from bench.cli_options import json_option, old_spelling, quiet_option, renamed
 from bench.compare import LABELS, compare, render_comparison_markdown
 from bench.console import console, out
 from bench.explorer import write_instance_pages
@@ -29,9 +30,12 @@ def compare_command(
     b: Annotated[str, typer.Argument(help="Configuration B (tested as better than A) as RUN:CONFIG.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the comparison as markdown here.")]
     = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables.")] = False,
+    as_json: Annotated[bool, json_option("the comparison")] = False,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of Monte Carlo sign-flips.")] = 0,
+    bootstrap_seed: Annotated[int | None, typer.Option(
+        "--bootstrap-seed", help="Seed of the bootstrap and of Monte Carlo sign-flips (default 0).")] = None,
+    old_seed: Annotated[int | None, old_spelling("--seed", "--bootstrap-seed")] = None,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Compare two configurations on the instances both scored: one-sided exact McNemar on the
     Pass and KillComplete verdicts (H1: B better than A, with the discordant counts), paired
@@ -49,9 +53,10 @@ def compare_command(
 
       req2test compare runs/mini runs/mini-grounded --json
     """
+    seed = renamed(bootstrap_seed, old_seed, "--seed", "--bootstrap-seed")
     try:
         config_a, config_b = select_config(a), select_config(b)
-        result = compare(config_a, config_b, resamples=resamples, seed=seed)
+        result = compare(config_a, config_b, resamples=resamples, seed=seed or 0)
     except RunsError as exc:
         raise fail(str(exc)) from None
     if output is not None:
@@ -94,7 +99,7 @@ def compare_command(
         out.print("Pass / KillComplete: one-sided exact McNemar; scores: one-sided paired sign-flip "
                   f"(instance means); alpha {result.alpha:g}.", highlight=False)
         out.print(f"[bold]verdict:[/] {escape(result.verdict)}", highlight=False)
-    if output is not None:
+    if output is not None and not quiet:
         console.print(f"wrote {output}")
 
 
@@ -108,10 +113,13 @@ def report_command(
     = None,
     title: Annotated[str | None, typer.Option(help="Report title (default: the run directory's name).")] = None,
     resamples: Annotated[int, typer.Option(help="Cluster-bootstrap resamples for the 95% CIs.", min=100)] = 2000,
+    bootstrap_seed: Annotated[int, typer.Option(
+        "--bootstrap-seed", help="Seed of the bootstrap and of Monte Carlo sign-flips.")] = 0,
     baseline: Annotated[str | None, typer.Option(
         "--baseline", metavar="ARM",
         help="The arm every other arm is paired against (default: the experiment's `baseline:`, else its first "
              "arm).")] = None,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Write RUN/report.md and RUN/report.html: per configuration and project N, N_exec, Pass@1
     with its kill-complete part, KillComplete@1 with 95% CI, API F1, coverage Jaccard, mutant
@@ -141,7 +149,8 @@ def report_command(
     default_title = "req2test report: " + " + ".join(run.resolve().name for run in runs)
     try:
         configs = [config for run in read_runs(runs) for config in run.configs]
-        report = build_report(configs, title or default_title, resamples=resamples, baseline=baseline)
+        report = build_report(configs, title or default_title, resamples=resamples, seed=bootstrap_seed,
+                              baseline=baseline)
     except RunsError as exc:
         raise fail(str(exc)) from None
     target = output_dir if output_dir is not None else runs[0]
@@ -152,7 +161,9 @@ def report_command(
         page.write_text(render_html(report, write_instance_pages(configs, target)), encoding="utf-8")
     except OSError as exc:
         raise fail(f"{target}: cannot write the report ({exc.strerror})") from None
-    console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}", highlight=False)
+    if not quiet:
+        console.print(f"{len(configs)} configuration(s); frontier: {', '.join(report.frontier) or '—'}",
+                      highlight=False)
     print_languages(report)
     # paths are for scripts: never wrapped at the terminal's width
     out.print(str(md), highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from bench.cli import fail
+from bench.cli_options import quiet_option, workers_option
 from bench.console import console, out
 from bench.dataset import DatasetError
 from bench.evaluate import EvaluationError
@@ -69,12 +70,12 @@ def print_suite_outcome(outcome) -> None:
     out.print(table)
 
 
-def print_outcome(outcome) -> None:
+def print_outcome(outcome, quiet: bool = False) -> None:
+    """The run's table on stdout; with ``quiet``, not its notes (counts, report paths) on stderr."""
     if outcome.suites:
         print_suite_outcome(outcome)
-        console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")
-        for path in outcome.report:
-            console.print(f"report: {path}")
+        if not quiet:
+            print_outcome_notes(outcome)
         return
     table = Table(title=f"{outcome.run_dir}", show_lines=False)
     width = max((len(row["config"]) for row in outcome.configs), default=10)
@@ -91,6 +92,11 @@ def print_outcome(outcome) -> None:
                       num(s["mutant_recall"]["value"]),
                       "—" if cost is None else f"{cost:.4f}")
     out.print(table)
+    if not quiet:
+        print_outcome_notes(outcome)
+
+
+def print_outcome_notes(outcome) -> None:
     console.print(f"{outcome.generated} generation(s) run, {outcome.cached} from the cache, {outcome.seconds} s")
     for path in outcome.report:
         console.print(f"report: {path}")
@@ -105,7 +111,10 @@ def run_command(
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these of the file's "
                                                                           "instances (repeat).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N of the file's instances.", min=1)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    workers: Annotated[int | None, workers_option(
+        "Generations and evaluations at a time (the local executor's units) and evaluator workers",
+        "the file's executor and evaluation.workers; recorded in plan.json")] = None,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Run an experiment: arms × views × instances × n candidates → generation → evaluation → report.
 
@@ -134,20 +143,23 @@ def run_command(
 
       req2test run experiment.yaml -o runs/smoke --limit 3   # a first look before the whole run
 
+      req2test run experiment.yaml -o runs/ab --workers 4   # 4 generations at a time, 4 evaluator workers
+
       req2test compare runs/ab:plain@th runs/ab:grounded@th
     """
     from harness.experiment.runner import RunProgress, run_experiment
 
     progress = RunProgress(enabled=not quiet, lines=not sys.stderr.isatty())
     try:
-        outcome = run_experiment(experiment, output, executor, progress, instances=instance, limit=limit)
+        outcome = run_experiment(experiment, output, executor, progress, instances=instance, limit=limit,
+                                 workers=workers)
     except _user_errors() as exc:
         progress.close()
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         progress.close()
         raise fail("interrupted; finished work is kept and a rerun resumes", 130) from None
-    print_outcome(outcome)
+    print_outcome(outcome, quiet)
 
 
 def submit_command(
@@ -155,6 +167,7 @@ def submit_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Bundle directory to create.")],
     config: Annotated[list[str] | None, typer.Option("--config", "-c", help="Configurations to include (repeat); "
                                                                             "default: every arm's own.")] = None,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Package a run for benchmark submission: predictions, metadata, trajectories, ledger and results.
 
@@ -172,6 +185,8 @@ def submit_command(
         manifest = build_bundle(run, output, config)
     except SubmissionError as exc:
         raise fail(str(exc)) from None
+    if quiet:  # the bundle is the result: nothing else to say
+        return
     console.print(f"bundle {output}: {len(manifest.configurations)} configuration(s), "
                   f"{sum(c.predictions for c in manifest.configurations)} prediction(s); manifest.json validated")
 
@@ -181,7 +196,10 @@ def demo_command(
     = Path("runs/demo"),
     dataset: Annotated[Path | None, typer.Option(help="An already built tinyshop dataset (default: build one "
                                                       "into OUTPUT/dataset, ~1 min).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    workers: Annotated[int, workers_option(
+        "Warm runners of the build and evaluator workers (generations stay one at a time: the scripted "
+        "provider answers in request order)")] = 0,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Run the whole pipeline offline on the bundled example and end with the report.
 
@@ -202,7 +220,7 @@ def demo_command(
 
     progress, build_progress = RunProgress(not quiet, lines=not sys.stderr.isatty()), progress_for(quiet)
     try:
-        outcome = run_demo(output, dataset, progress, build_progress)
+        outcome = run_demo(output, dataset, progress, build_progress, workers=workers)
     except (*_user_errors(), BuildError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -210,8 +228,9 @@ def demo_command(
     finally:
         progress.close()
         build_progress.close()
-    print_outcome(outcome.ab)
-    print_outcome(outcome.control)
+    print_outcome(outcome.ab, quiet)
+    print_outcome(outcome.control, quiet)
     out.print(outcome.ab_comparison, markup=False, highlight=False)
     out.print(outcome.control_comparison, markup=False, highlight=False)
-    console.print(f"demo summary: {outcome.summary_path}")
+    if not quiet:
+        console.print(f"demo summary: {outcome.summary_path}")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from bench.cli import fail
-from bench.console import out
+from bench.cli_options import json_option, quiet_option
+from bench.console import console, out
 from bench.dataset import DatasetError, load_dataset
-from bench.explorer import dataset_of, instance_page
+from bench.explorer import InstancePage, dataset_of, instance_page
 from bench.formatting import num
 from bench.model import FailureDetail, Outcome
 from bench.runs import ConfigData, RunsError, load_configs, select_config, split_selection
@@ -24,6 +26,8 @@ def show_command(
     run: Annotated[str, typer.Argument(help="A run directory, or RUN:CONFIG for one configuration of it.")],
     instance: Annotated[str | None, typer.Argument(help="An instance id: its whole page instead of the list.")] = None,
     trajectory: Annotated[bool, typer.Option(help="With INSTANCE: print the agent's trajectory too.")] = False,
+    as_json: Annotated[bool, json_option("the instances (or the instance's pages)")] = False,
+    quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Why each instance came out as it did.
 
@@ -40,12 +44,17 @@ def show_command(
       req2test show runs/ab
 
       req2test show runs/ab:plain@th tinyshop/features/cart.feature:13 --trajectory
+
+      req2test show runs/ab --json | jq '.[].instances[] | select(.outcome != "passed")'
     """
     try:
         path, name = split_selection(run)
         configs = [select_config(run)] if name is not None else load_configs(path)
     except RunsError as exc:
         raise fail(str(exc)) from None
+    if instance is None and as_json:
+        out.print_json(json.dumps([{"config": config.name, "instances": _rows(config)} for config in configs]))
+        return
     if instance is None:
         for config in configs:
             table = Table(title=escape(config.name), title_justify="left")
@@ -67,16 +76,33 @@ def show_command(
                               escape(result.detail[:120]))
             out.print(table)
         return
-    shown = 0
-    for config in configs:
-        try:
-            page = instance_page(config, instance)
-        except KeyError:
-            continue
-        shown += 1
-        _print_page(page, trajectory, _family(config, instance))
-    if not shown:
+    found = [(config, page) for config in configs if (page := _page(config, instance)) is not None]
+    if not found:
         raise fail(f"no instance {instance!r} in {run} (req2test show {run} lists them)")
+    if as_json:  # the trajectory only when asked for, as on the terminal
+        out.print_json(json.dumps([{**page.model_dump(mode="json", exclude=set() if trajectory else {"trajectory"}),
+                                    "family": _family(config, instance)} for config, page in found]))
+        return
+    for config, page in found:
+        _print_page(page, trajectory, _family(config, instance), quiet)
+
+
+def _page(config: ConfigData, instance_id: str) -> InstancePage | None:
+    try:
+        return instance_page(config, instance_id)
+    except KeyError:  # not an instance of this configuration
+        return None
+
+
+def _rows(config: ConfigData) -> list[dict[str, Any]]:
+    """Each instance's line of the list, as data (--json)."""
+    metadata = config.generation_metadata()
+    return [{"instance_id": r.instance_id, "outcome": r.outcome.value, "kill_complete": r.kill_complete,
+             "mutant_recall": r.mutant_recall, "ground_truth_kills": r.ground_truth_kills,
+             # a test that did not pass never met a mutant: its kills are unknown, not 0
+             "generated_kills": r.generated_kills if r.outcome is Outcome.passed else None,
+             "llm_calls": metadata[r.instance_id].llm_calls, "cost_usd": metadata[r.instance_id].cost_usd,
+             "detail": r.detail} for r in config.results]
 
 
 def _family(config: ConfigData, instance_id: str) -> str | None:
@@ -103,7 +129,7 @@ def _print_failure(failure: FailureDetail) -> None:
         out.print(f"[dim]{escape(failure.output_note)}[/]", soft_wrap=True)
 
 
-def _print_page(page, trajectory: bool, family: str | None = None) -> None:
+def _print_page(page, trajectory: bool, family: str | None = None, quiet: bool = False) -> None:
     out.rule(f"{escape(page.instance_id)} · {escape(page.config)}")
     if family is not None:
         out.print(f"requirement family: {escape(family)}", soft_wrap=True, highlight=False)
@@ -139,5 +165,6 @@ def _print_page(page, trajectory: bool, family: str | None = None) -> None:
         for event in page.trajectory:
             out.rule(escape(event.kind), style="dim")
             out.print(event.text, markup=False, highlight=False)
-    elif page.trajectory:
-        out.print(f"[dim]{len(page.trajectory)} trajectory events: add --trajectory ({page.trajectory_file})[/]")
+    elif page.trajectory and not quiet:  # a hint, not the page: stderr
+        console.print(f"[dim]{len(page.trajectory)} trajectory events: add --trajectory ({page.trajectory_file})[/]",
+                      highlight=False, soft_wrap=True)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from bench.cli import fail
-from bench.console import console, out
+from bench.console import out
 from bench.dataset import DatasetError, load_dataset
 from bench.project import default_cache_dir as sdist_cache_root
 from harness.audit import audit_instance_sandbox
@@ -68,15 +68,15 @@ def view_command(
     if as_json:
         out.print_json(json.dumps({"manifest": manifest.model_dump(mode="json"),
                                    "audit": report.model_dump(mode="json") if report else None}))
-    else:
-        console.print(f"{manifest.kind} view of {manifest.instance_id} → {made.root}")
-        console.print(f"  {len(manifest.hidden)} bodies hidden, {len(manifest.removed_test_files)} test files removed, "
-                      f"{len(manifest.kept_import_time)} import-time bodies kept; "
-                      f"{'cached' if manifest.cached else 'built'} in {manifest.build_seconds:.2f}s; "
-                      f"tree sha256 {manifest.tree_sha256[:16]}")
+    else:  # the view and its audit are the command's result: stdout, as the --json form
+        out.print(f"{manifest.kind} view of {manifest.instance_id} → {made.root}", highlight=False, markup=False)
+        out.print(f"  {len(manifest.hidden)} bodies hidden, {len(manifest.removed_test_files)} test files removed, "
+                  f"{len(manifest.kept_import_time)} import-time bodies kept; "
+                  f"{'cached' if manifest.cached else 'built'} in {manifest.build_seconds:.2f}s; "
+                  f"tree sha256 {manifest.tree_sha256[:16]}", highlight=False)
         if report is not None:
-            console.print(f"  leak audit: {'passed' if report.passed else 'FAILED'}")
+            out.print(f"  leak audit: {'passed' if report.passed else 'FAILED'}")
             for leak in report.leaks:
-                console.print(f"    {leak.kind}: {leak.path} {leak.detail}", highlight=False)
+                out.print(f"    {leak.kind}: {leak.path} {leak.detail}", highlight=False, markup=False)
     if report is not None and not report.passed:
         raise typer.Exit(1)

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from bench.progress import Progress
+from harness.experiment.concurrency import resolve_concurrency
 from harness.experiment.runner import ExperimentRunner, RunOutcome, RunProgress, prepare
 from harness.resources import resource_dir
 
@@ -32,12 +33,16 @@ class DemoOutcome(BaseModel):
     summary_path: str
 
 
-def ensure_example_dataset(dataset: Path, progress: Progress | None = None) -> None:
+def ensure_example_dataset(dataset: Path, progress: Progress | None = None, workers: int | None = None) -> None:
+    """``workers``: the build's warm runners (None or 0: one per core, the build's default)."""
     if (dataset / "dataset.json").is_file():
         return
     from bench.builder.pipeline import BuildOptions, build_dataset
 
-    build_dataset(str(EXAMPLE), dataset, BuildOptions(force=True), progress)
+    options = BuildOptions(force=True)
+    if workers:
+        options.workers = workers
+    build_dataset(str(EXAMPLE), dataset, options, progress)
 
 
 def _experiment_file(template: Path, out_dir: Path, dataset: Path) -> Path:
@@ -57,22 +62,27 @@ def _experiment_file(template: Path, out_dir: Path, dataset: Path) -> Path:
     return path
 
 
-def _run(path: Path, run_dir: Path, progress: RunProgress | None) -> RunOutcome:
+def _run(path: Path, run_dir: Path, progress: RunProgress | None, workers: int | None = None) -> RunOutcome:
     experiment, plan, dataset = prepare(path)
-    return ExperimentRunner(experiment, plan, dataset, run_dir, progress=progress).run(path.read_text(encoding="utf-8"))
+    # the scripted provider answers in request order: --workers never makes the generations concurrent
+    concurrency = resolve_concurrency(experiment, workers=workers, generations=False)
+    return ExperimentRunner(experiment, plan, dataset, run_dir, progress=progress,
+                            concurrency=concurrency).run(path.read_text(encoding="utf-8"))
 
 
 def run_demo(out_dir: Path, dataset: Path | None = None, progress: RunProgress | None = None,
-             build_progress: Progress | None = None) -> DemoOutcome:
+             build_progress: Progress | None = None, workers: int | None = None) -> DemoOutcome:
+    """``workers``: the build's warm runners and the evaluator's workers (N ≥ 1, 0 = one per core; None: the
+    bundled files' and the build's defaults, which are one per core too)."""
     from bench.compare import compare, render_comparison_markdown
     from bench.runs import select_config as load_config
 
     dataset = dataset or out_dir / "dataset"
-    ensure_example_dataset(dataset, build_progress)
+    ensure_example_dataset(dataset, build_progress, workers)
     ab_file = _experiment_file(DEMO / "ab.yaml", out_dir, dataset)
     control_file = _experiment_file(DEMO / "control.yaml", out_dir, dataset)
-    ab = _run(ab_file, out_dir / "ab", progress)
-    control = _run(control_file, out_dir / "control", progress)
+    ab = _run(ab_file, out_dir / "ab", progress, workers)
+    control = _run(control_file, out_dir / "control", progress, workers)
     ab_cmp = compare(load_config(f"{out_dir / 'ab'}:plain@th"), load_config(f"{out_dir / 'ab'}:grounded@th"))
     control_cmp = compare(load_config(f"{out_dir / 'control'}:plain@th"),
                           load_config(f"{out_dir / 'control'}:grounded@th"))

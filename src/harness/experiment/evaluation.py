@@ -55,14 +55,16 @@ def evaluate_candidates(runner: ExperimentRunner, av: ArmView, ids: list[str],
     if total:
         runner.progress.stage(f"evaluate {av.name}", total)
 
+    # the status counts each arm's passes apart; view and epoch only name it when the run has several
+    label = av.arm.name if len(runner.experiment.views) == 1 and av.epoch is None else av.name
+
     def store(index: int, batch: list[InstanceResult]) -> None:
         k, _, misses = units[index]
         for result in batch:
             results[k][result.instance_id] = result
             if result.outcome != Outcome.infrastructure_failure and runner.experiment.cache:
                 write_atomic(cache / f"{misses[result.instance_id]}.json", result.model_dump_json())
-            runner.progress.evaluated += 1
-            runner.progress.passes += result.outcome == Outcome.passed
+            runner.progress.count_pass(label, result.outcome == Outcome.passed)
             runner.progress.advance()
 
     executor.map(run_evaluation, [u[1] for u in units], on_result=store)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 import harness
 from bench.dataset import Dataset, DatasetError, load_dataset
 from bench.model import Prediction
+from harness.experiment.concurrency import Concurrency
 from harness.experiment.config import (
     Arm,
     Experiment,
@@ -69,6 +70,8 @@ class ExperimentPlan(BaseModel):
     arms: list[str] = Field(default_factory=list, description="the arms in the experiment's order")
     baseline: str | None = Field(None, description="the arm the report compares the others against: the "
                                  "experiment's baseline, else its first arm")
+    concurrency: Concurrency | None = Field(None, description="what ran side by side and what set it (the file, "
+                                            "--executor or --workers); set by the runner, never compared on a rerun")
 
     @model_validator(mode="after")
     def _arm_order(self) -> ExperimentPlan:

@@ -28,6 +28,7 @@ from bench import stopping
 from bench.dataset import Dataset
 from bench.model import Prediction
 from bench.runs import ConfigRecord
+from harness.experiment.concurrency import Concurrency, resolve_concurrency, with_evaluation_workers
 from harness.experiment.config import Arm, Experiment, ExperimentError
 from harness.experiment.configs import headline, report
 from harness.experiment.costs import BudgetReached, RunCosts
@@ -70,19 +71,21 @@ class ExperimentRunner:
 
     def __init__(self, experiment: Experiment, plan: ExperimentPlan, dataset: Dataset, run_dir: Path,
                  executor_spec: str | None = None, progress: RunProgress | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
-        self.experiment = experiment
-        self.plan = plan
+                 log: Callable[[str], None] | None = None, concurrency: Concurrency | None = None) -> None:
+        """``concurrency``: what --workers settled (``resolve_concurrency``); else the file's, or ``executor_spec``."""
+        self.concurrency = concurrency or resolve_concurrency(experiment, executor_spec)
+        self.experiment = with_evaluation_workers(experiment, self.concurrency)
+        self.plan = plan.model_copy(update={"concurrency": self.concurrency})  # recorded in plan.json
         self.dataset = dataset
         self.run_dir = run_dir.resolve()
-        self.executor_spec = executor_spec or experiment.executor
+        self.executor_spec = self.concurrency.executor
         self.progress = progress or RunProgress(False)
         self.log = log or (lambda message: None)
         self.depends_on = {inst.id: list(inst.depends_on) for inst in dataset.instances}
         self.costs = RunCosts(experiment.limits.max_run_cost, self.progress)
         script = Path(plan.file).parent / experiment.provider.script if experiment.provider is not None else None
         self.provider = RunProvider(script, log_path=self.run_dir / "provider-requests.jsonl")
-        self.keys = CacheKeys(experiment, plan)
+        self.keys = CacheKeys(self.experiment, self.plan)
 
     def run(self, text: str) -> RunOutcome:
         from harness.experiment.executors import make_executor
@@ -151,9 +154,11 @@ class ExperimentRunner:
 
 def run_experiment(path: Path, run_dir: Path | None = None, executor: str | None = None,
                    progress: RunProgress | None = None, instances: list[str] | None = None,
-                   limit: int | None = None) -> RunOutcome:
-    """``instances``/``limit``: run only these of the file's selection, or its first ``limit``."""
+                   limit: int | None = None, workers: int | None = None) -> RunOutcome:
+    """``instances``/``limit``: run only these of the file's selection, or its first ``limit``; ``executor`` and
+    ``workers`` (N ≥ 1, 0 = one per core): override the file's concurrency (``resolve_concurrency``)."""
     experiment, plan, dataset = prepare(path)
+    concurrency = resolve_concurrency(experiment, executor, workers)
     if instances:
         unknown = [i for i in instances if i not in plan.instances]
         if unknown:
@@ -164,4 +169,4 @@ def run_experiment(path: Path, run_dir: Path | None = None, executor: str | None
         plan = plan.model_copy(update={"instances": plan.instances[:limit]})
     text = path.read_text(encoding="utf-8")  # prepare() validated it; the run keeps a verbatim copy
     run_dir = run_dir or Path("runs") / experiment.name
-    return ExperimentRunner(experiment, plan, dataset, run_dir, executor, progress).run(text)
+    return ExperimentRunner(experiment, plan, dataset, run_dir, progress=progress, concurrency=concurrency).run(text)
