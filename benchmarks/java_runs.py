@@ -7,7 +7,7 @@ each against its baseline measured in the same run (interleaved, so load falls o
    dependencies' classes (``runner.create_archive``); CPU seconds (user+system of the JVM), which
    a busy machine inflates less than wall time.
 
-Usage (a corpus assembled by scripts/corpora/java_algorand_sdk.py):
+Usage (a java-algorand-sdk corpus assembled as docs/corpora.md says):
     python benchmarks/java_runs.py /work/corpora/java-algorand-sdk --repeat 5
 """
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,14 +13,15 @@ import pytest
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def assemble_py_algorand_sdk(dest: Path) -> Path:
     """py-algorand-sdk with algorand-sdk-testing's features at the pinned commits (from the fetched
-    mirrors when present, else GitHub); the test is skipped, saying why, when neither is reachable."""
-    sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-    import py_algorand_sdk as corpus
+    mirrors, by the recipe kept outside the repository: tests/integration/recipes.py); the test is
+    skipped, saying why, when the recipe or the mirrors are not here."""
+    from tests.integration.recipes import recipe
+
+    corpus = recipe("py_algorand_sdk")
 
     try:
         return corpus.assemble(dest, corpus.default_source("py-algorand-sdk"),

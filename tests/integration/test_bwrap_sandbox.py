@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.integration,
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = b"hello from the provider"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,10 +27,9 @@ from bench.frameworks.cucumber_jvm.toolchain import (
     jacoco_jars,
     runtime_classpath,
 )
+from tests.integration.recipes import recipe
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import java_algorand_sdk as corpus
+corpus = recipe("java_algorand_sdk")
 
 pytestmark = pytest.mark.slow
 

@@ -214,7 +214,7 @@ def test_provider_only_egress_through_the_proxy(engine, tmp_path_factory: pytest
     import http.server
 
     class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Length", "5")
             self.end_headers()

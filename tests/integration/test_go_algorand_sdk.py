@@ -3,9 +3,9 @@
 schemata, calibrated).
 
 One requirement, three languages: the same feature files are the py-algorand-sdk (behave) and
-js-algorand-sdk (cucumber-js) corpora. The corpus comes from the fetched mirrors under
-/work/.mirror when present, else GitHub; the test is skipped, saying why, when neither (or the
-module proxy) can be reached.
+js-algorand-sdk (cucumber-js) corpora. The corpus is assembled from the fetched
+mirrors by a recipe kept outside the repository (tests/integration/recipes.py); the test is
+skipped, saying why, when the recipe or the mirrors are absent, or the module proxy cannot be reached.
 
 CI's slice: the scenarios of the ABI, offline (mnemonic, addresses, signing) and TEAL-signing
 features, with mutants in the packages they exercise; docs/measured.md has the whole unit suite.
@@ -17,7 +17,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,13 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from tests.integration.recipes import recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("go") is None and not Path("/usr/local/go/bin/go")
                                                    .is_file(), reason="Go is not installed")]
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import go_algorand_sdk as corpus  # noqa: E402
+corpus = recipe("go_algorand_sdk")
 
 SLICE = ["abi", "mnemonic", "logic"]
 CI_TAGS = ["unit.abijson", "unit.abijson.byname", "unit.offline", "unit.tealsign", "unit.program_sanity_check"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,12 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from tests.integration.recipes import recipe
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import coddy_agent  # noqa: E402
-import go_algorand_sdk  # noqa: E402
+coddy_agent = recipe("coddy_agent")
+go_algorand_sdk = recipe("go_algorand_sdk")
 
 
 def _assemble(name: str, base: Path) -> Path:

@@ -11,7 +11,6 @@ definitions (``--godog.definitions``).
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,10 @@ from bench.frameworks.godog.cucumber_json import StepMatch
 from bench.frameworks.godog.definitions import bind
 from bench.frameworks.godog.runner import list_definitions, run_scenario
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary, download_modules, module_path
+from tests.integration.recipes import recipe
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import go_algorand_sdk as corpus  # noqa: E402
+corpus = recipe("go_algorand_sdk")
 
 pytestmark = pytest.mark.slow
 

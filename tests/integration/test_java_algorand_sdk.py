@@ -3,9 +3,9 @@
 ~/.cache/req2test/maven, built with mutant schemata, calibrated).
 
 One requirement, four languages: the same feature files are the py-algorand-sdk (behave),
-js-algorand-sdk (cucumber-js) and go-algorand-sdk (godog) corpora. The corpus comes from the
-fetched mirrors under /work/.mirror when present, else GitHub; the test is skipped, saying why,
-when neither (or Maven Central) can be reached.
+js-algorand-sdk (cucumber-js) and go-algorand-sdk (godog) corpora. The corpus is assembled from the
+fetched mirrors by a recipe kept outside the repository (tests/integration/recipes.py); skipped,
+saying why, when the recipe or the mirrors are absent, or Maven Central cannot be reached.
 
 CI's slice: the scenarios of the ABI JSON, TEAL-signing and program-sanity features (four
 tags), with mutants in every production file they cover; docs/measured.md has the whole unit
@@ -18,20 +18,19 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.dataset import load_dataset
+from tests.integration.recipes import recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("mvn") is None or shutil.which("javac") is None,
                                                    reason="no JDK or Maven")]
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import java_algorand_sdk as corpus
+corpus = recipe("java_algorand_sdk")
 
 CI_TAGS = ["unit.abijson", "unit.abijson.byname", "unit.tealsign", "unit.program_sanity_check"]
 

@@ -3,8 +3,9 @@ the commit the py-algorand-sdk corpus uses (slow: assembled at pinned commits, i
 installed from npm, built with Stryker's mutants, calibrated on a sample).
 
 One requirement, two frameworks: the same feature files are the py-algorand-sdk behave corpus.
-The corpus comes from the fetched mirrors under /work/.mirror when present, else GitHub; the
-test is skipped, saying why, when neither can be reached.
+The corpus is assembled from the fetched
+mirrors by a recipe kept outside the repository (tests/integration/recipes.py); the test is
+skipped, saying why, when the recipe or the mirrors are absent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,12 +24,12 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from tests.integration.recipes import recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")]
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-import js_algorand_sdk as corpus  # noqa: E402
+corpus = recipe("js_algorand_sdk")
 
 
 @pytest.fixture(scope="module")

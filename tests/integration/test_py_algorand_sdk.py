@@ -3,8 +3,9 @@
 base dir is ``tests/`` and whose step modules import each other through the ``tests`` package
 (slow: assembled at pinned commits, built with mutants, calibrated on a sample).
 
-The corpus comes from the fetched mirrors under /work/.mirror when present, else GitHub; the
-test is skipped, saying why, when neither can be reached.
+The corpus is assembled from the fetched
+mirrors by a recipe kept outside the repository (tests/integration/recipes.py); the test is
+skipped, saying why, when the recipe or the mirrors are absent.
 """
 
 from __future__ import annotations

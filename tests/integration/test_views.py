@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.dataset import load_dataset
+from bench.frameworks.protocol import HIDDEN_MESSAGE
 from bench.isolation import bwrap_path
 from harness.audit import audit_instance_sandbox, gold_test_hashes, static_audit
-from bench.frameworks.protocol import HIDDEN_MESSAGE
 from harness.sandbox.instance import open_instance_sandbox
 from harness.sandbox.policy import load_policy
 from harness.viewcheck import run_gold_in_sandbox

@@ -1,7 +1,7 @@
 """Write a suite-mode experiment comparing the specification with the documentation ablation on a
 built dataset, and the scripted provider the built-in agent is driven by offline.
 
-    python scripts/corpora/documentation_ablation.py DATASET -o DIR [--suites N]
+    python scripts/documentation_ablation.py DATASET -o DIR [--suites N]
     req2test run DIR/experiment.yaml -o DIR/run
 
 Arms: the developers' suite given the feature (oracle), the same given the documentation
