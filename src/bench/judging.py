@@ -34,6 +34,9 @@ class EvaluateOptions:
     # production in a behaviour-preserving rewrite of its own per evaluation (bench.mutation.diversify),
     # and equivalent variants where null runs were: change detectors fail their own clean runs
     diversify: bool = True
+    # verdict runs of one judgement at once (frameworks whose every run is a fresh process: cucumber-js);
+    # 0: the cores the workers leave each judgement (2 cores, 1 worker: 2)
+    run_slots: int = 0
 
 
 class RunVerdict(StrEnum):

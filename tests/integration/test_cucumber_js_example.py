@@ -103,6 +103,29 @@ def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     assert results["empty"]["coverage_jaccard"]["value"] == 0.0
 
 
+
+def test_verdict_runs_side_by_side_change_no_verdict(cart_dataset: Path, tmp_path: Path) -> None:
+    """Two verdict runs of one judgement at once (issue 31: both cores on one prediction) judge as
+    one at a time does, seed for seed: the same outcome, kills and confirmation (the oracle's
+    predictions kill, the empty ones pass and kill nothing)."""
+    sets = calibration_predictions(cart_dataset)
+    sets = {"oracle": sets["oracle"][:3], "empty": sets["empty"][:2]}
+    rows = {}
+    for slots in (1, 2):
+        for name in ("oracle", "empty"):
+            path = tmp_path / f"{name}.jsonl"
+            path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name]))
+            out = tmp_path / f"{name}-{slots}"
+            evaluate(cart_dataset, path, out, EvaluateOptions(workers=1, resamples=10, seed=7, run_slots=slots))
+            rows[name, slots] = {r["instance_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    for name in ("oracle", "empty"):
+        one, two = rows[name, 1], rows[name, 2]
+        assert one.keys() == two.keys() and len(one) == len(sets[name])
+        for instance, row in one.items():
+            other = two[instance]
+            for key in ("outcome", "generated_kills", "surviving_kills", "kill_complete", "mutant_recall", "confirmation"):
+                assert row.get(key) == other.get(key), (name, instance, key, row.get(key), other.get(key))
+
 def _judge(cart_dataset: Path, tmp_path: Path, files: dict[str, str]) -> dict:
     instance = "cartjs/features/cart.feature:4"
     path = tmp_path / "p.jsonl"

@@ -47,11 +47,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from bench import stopping
 from bench.frameworks.cucumber_js import runner
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
 from bench.frameworks.cucumber_js.diversify import DiversifiedFile, apply_mutant, diversify_source
@@ -297,6 +300,19 @@ class CucumberJsJudge(Judge):
                                         timeout=options.timeout, isolation=options.isolation,
                                         compile_cache=self.cache).lines
         self.guard, self.guard_label = self._guard_check(trusted, project.features_dir)
+        self.slots = self._run_slots()
+
+    def _run_slots(self) -> int:
+        """How many verdict runs of one judgement go at once: ``run_slots``, or the cores this
+        judgement's share of the evaluation's workers leaves (2 cores, 1 worker: 2). Each run is
+        still a fresh process in a sandbox of its own; only their wall time overlaps. One at a
+        time where the runs could not share the compile cache: it is keyed by the tree's path,
+        which only bubblewrap makes the same (``/project``) for trees at different host paths."""
+        wanted = getattr(self.options, "run_slots", 0) or \
+            max(1, (os.cpu_count() or 1) // max(1, self.options.workers))
+        if wanted > 1 and self.require and self.options.isolation != "bwrap":
+            return 1
+        return max(1, wanted)
 
     def _guard_check(self, trusted: Path, features_dir: str) -> tuple[bool, str]:
         """Whether the suite loads under Node's permission model (a dry run of the trusted
@@ -361,11 +377,15 @@ class CucumberJsJudge(Judge):
         req = inst.requirement
         expected = len(req.run_lines)
         selection = [f"{req.feature_file}:{line}" for line in req.run_lines]
-        runs = 0
+        counted = {"runs": 0}
+        count_lock = threading.Lock()
         traced_coverage: list[RunCoverage] = []
-        tree = tmp / "run"  # every run's tree at one path: a compile cache keyed by path serves them all
+        # one tree per run slot; under bubblewrap every tree is mounted at /project, so the compile
+        # cache (keyed by path) serves them all, and with one slot it is always the same path
+        free_trees: list[Path] = [tmp / f"run{slot}" for slot in range(self.slots)]
+        trees_lock = threading.Lock()
 
-        def materialise(variant: Mutant | None) -> None:
+        def materialise(tree: Path, variant: Mutant | None) -> None:
             """The run's tree: every production file written afresh (the variant's applied),
             all under one timestamp, so a clean run's files look like a mutant run's."""
             shutil.rmtree(tree, ignore_errors=True)
@@ -374,20 +394,46 @@ class CucumberJsJudge(Judge):
             for rel in files:
                 os.utime(tree / rel, (SESSION_MTIME, SESSION_MTIME))
 
-        def run(variant: Mutant | None, tag: str, *, traced: bool = False, budget: float = 1.0) -> CucumberRun:
-            """One run of the instance's rows: guarded unless traced."""
-            nonlocal runs
-            runs += 1
-            materialise(variant)
-            out = tmp / f"out-{tag}"
-            result = run_cucumber(tree, selection, out, timeout=self.options.timeout * budget,
-                                  isolation=self.options.isolation, compile_cache=self.cache,
-                                  env=coverage_env(out) if traced else None, guard=self.guard and not traced)
-            if traced:  # its coverage is read against its tree's files
-                traced_coverage.append(read_coverage(out / "v8", tree, set(self.production)))
-            shutil.rmtree(tree, ignore_errors=True)
-            shutil.rmtree(out, ignore_errors=True)
-            return result
+        def run(variant: Mutant | None, tag: str, *, traced: bool = False, budget: float = 1.0,
+                fail_fast: bool = False) -> CucumberRun:
+            """One run of the instance's rows: guarded unless traced. ``fail_fast`` (every run but
+            the clean and the traced one): the first failing row decides, the rest are skipped."""
+            stopping.check()
+            with count_lock:
+                counted["runs"] += 1
+            with trees_lock:
+                tree = free_trees.pop()
+            try:
+                materialise(tree, variant)
+                out = tmp / f"out-{tag}"
+                result = run_cucumber(tree, selection, out, timeout=self.options.timeout * budget,
+                                      isolation=self.options.isolation, compile_cache=self.cache,
+                                      env=coverage_env(out) if traced else None, guard=self.guard and not traced,
+                                      fail_fast=fail_fast)
+                if traced:  # its coverage is read against its tree's files
+                    traced_coverage.append(read_coverage(out / "v8", tree, set(self.production)))
+                shutil.rmtree(out, ignore_errors=True)
+                return result
+            finally:
+                shutil.rmtree(tree, ignore_errors=True)
+                with trees_lock:
+                    free_trees.append(tree)
+
+        def run_all(jobs: list[tuple[Mutant | None, str]], **kwargs: Any) -> Iterator[tuple[Mutant | None, CucumberRun]]:
+            """``run`` of each job, ``self.slots`` at a time, yielded in the jobs' order; a caller
+            that stops early (a forged report) leaves the queued jobs unrun."""
+            if self.slots == 1:
+                for variant, tag in jobs:
+                    yield variant, run(variant, tag, **kwargs)
+                return
+            with stopping.StoppablePool(max_workers=self.slots) as pool:
+                futures = [pool.submit(run, variant, tag, **kwargs) for variant, tag in jobs]
+                try:
+                    for (variant, _), future in zip(jobs, futures, strict=True):
+                        yield variant, stopping.result(future)
+                finally:
+                    for future in futures:
+                        future.cancel()
 
         def compile_ahead(variants: list[Mutant | None], tag: str) -> None:
             """What the guarded runs will load, compiled into the cache by a trusted process
@@ -395,7 +441,8 @@ class CucumberJsJudge(Judge):
             production, each variant's file."""
             if not self.guard or not self.require:
                 return
-            materialise(None)
+            tree = free_trees[0]
+            materialise(tree, None)
             items = [(rel, text) for rel, text in prediction.files.items() if rel.endswith(SOURCE_SUFFIXES)]
             items += [(rel, d.text) for rel, d in self.rewritten.items()]
             for variant in variants:
@@ -410,28 +457,38 @@ class CucumberJsJudge(Judge):
                 return None
             return Judgement(Outcome.tampering, f"the message report of {what} was written outside cucumber-js's "
                              f"formatter: {result.problems[0]}",
-                             evidence=[f"{what}: {p}" for p in result.problems], fresh_runs=runs)
+                             evidence=[f"{what}: {p}" for p in result.problems], fresh_runs=counted["runs"])
 
         # the clean run decides the outcome, guarded like every verdict run; the traced run
         # (coverage needs Node without its permission model) must pass too
         compile_ahead([], "clean")
-        clean = run(None, "clean")
+        # with two slots the traced run goes beside the clean one (wasted only when the clean run fails)
+        first = list(run_all([(None, "clean")])) if self.slots == 1 else None
+        if first is None:
+            with stopping.StoppablePool(max_workers=2) as pool:
+                clean_future = pool.submit(run, None, "clean")
+                traced_future = pool.submit(run, None, "traced", traced=True)
+                clean, traced_early = stopping.result(clean_future), stopping.result(traced_future)
+        else:
+            clean, traced_early = first[0][1], None
         if (verdict := forged(clean, "the clean run")) is not None:
             return verdict
         outcome, detail = classify(clean, expected)
         if outcome is not Outcome.passed:  # the clean run's own failure (no mutant ran yet)
-            return Judgement(outcome, detail, fresh_runs=runs,
-                             failure=clean_run_failure(clean, [str(tree), runner.PROJECT_MOUNT, str(tmp)]))
-        traced = run(None, "traced", traced=True)
+            return Judgement(outcome, detail, fresh_runs=counted["runs"],
+                             failure=clean_run_failure(clean, [*(str(t) for t in free_trees),
+                                                               runner.PROJECT_MOUNT, str(tmp)]))
+        traced = traced_early if traced_early is not None else run(None, "traced", traced=True)
         if not traced.passed:
             return Judgement(Outcome.unstable, "the traced run did not pass while the guarded clean run did",
-                             evidence=["traced run failed: " + classify(traced, expected)[1]], fresh_runs=runs)
+                             evidence=["traced run failed: " + classify(traced, expected)[1]],
+                             fresh_runs=counted["runs"])
         coverage = traced_coverage[0]
         trace = self._trace(traced, base, coverage.without(self.load_lines))
         confirmation: dict[str, Any] = {"clean_runs": 1, "traced_runs": 1, "guard": self.guard_label,
                                         "diversified": self.diversified}
         if not self.options.mutants or not gold.kills:
-            return Judgement(Outcome.passed, fresh_runs=runs, trace=trace, confirmation=confirmation)
+            return Judgement(Outcome.passed, fresh_runs=counted["runs"], trace=trace, confirmation=confirmation)
         # the ground-truth kills and the equivalent variants (one early, one late), shuffled
         kills = [self.mutants[m] for m in gold.kills if m in self.mutants]
         variants = self._variants(kills, coverage)
@@ -443,8 +500,7 @@ class CucumberJsJudge(Judge):
         timeouts = 0
         failed_variants: list[tuple[Mutant | None, CucumberRun]] = []
         stepless: list[Mutant] = []
-        for n, variant in enumerate(plan):
-            result = run(variant, f"m{n}")
+        for n, (variant, result) in enumerate(run_all([(v, f"m{n}") for n, v in enumerate(plan)], fail_fast=True)):
             if (verdict := forged(result, f"verdict run {n + 1}")) is not None:
                 return verdict
             if variant is None or variant.id.startswith(EQUIVALENT_PREFIX):
@@ -458,43 +514,44 @@ class CucumberJsJudge(Judge):
                 timeouts += int(result.timed_out)
         confirmation.update({"clean_runs": 1 + len(variants), "equivalent_variants": len(variants)})
         if failed_variants:
-            verdict = self._failed_variants(failed_variants, run, expected)
+            verdict = self._failed_variants(failed_variants, run_all, expected)
             if verdict is not None:
-                verdict.fresh_runs = runs
+                verdict.fresh_runs = counted["runs"]
                 return verdict
             confirmation["clean_reruns"] = len(failed_variants)
         if stepless:
             # the runner never reached a step: not a detection, and not the test's doing —
             # if it shows again beside a passing run of unchanged production
             mutant = stepless[0]
-            again, control = run(mutant, "s0"), run(None, "s1")
+            (_, again), (_, control) = run_all([(mutant, "s0"), (None, "s1")])
             for result, what in ((again, "a confirmation run"), (control, "a control run")):
                 if (verdict := forged(result, what)) is not None:
                     return verdict
             if not again.passed and not again.timed_out and not again.report.steps_ran() and control.passed:
                 return Judgement(Outcome.infrastructure_failure,
                                  f"no step ran under mutant {mutant.id}: {_last_error(again.stderr)[:200]}",
-                                 fresh_runs=runs)
+                                 fresh_runs=counted["runs"])
             then = "passed" if again.passed else "failed"
             production = "passed" if control.passed else "failed"
             return Judgement(Outcome.unstable, f"no step ran under mutant {mutant.id}, and the confirmation disagreed",
                              evidence=[f"mutant {mutant.id}: no step ran, then {then}; unchanged production {production}"],
-                             fresh_runs=runs)
+                             fresh_runs=counted["runs"])
         # a sample of the kills must reproduce in a new process (every run is already a fresh
         # process with nothing carried over, so a reproduction guards against flaky verdicts,
         # not against a warm executor; behave replays 5 kills fresh the same way)
         order = sorted(claimed)
         self.rng.shuffle(order)
         order = order[:REPRODUCED_KILLS]
-        for n, mutant_id in enumerate(order):
-            again = run(self.mutants[mutant_id], f"r{n}")
+        replays = run_all([(self.mutants[mutant_id], f"r{n}") for n, mutant_id in enumerate(order)], fail_fast=True)
+        for n, (mutant, again) in enumerate(replays):
             if (verdict := forged(again, f"reproduction {n + 1}")) is not None:
                 return verdict
             if again.passed:
+                mutant_id = mutant.id if mutant is not None else "?"
                 return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
-                                 evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=runs)
+                                 evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=counted["runs"])
         confirmation["reproduced_kills"] = len(order)
-        return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=runs, trace=trace,
+        return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=counted["runs"], trace=trace,
                          confirmation=confirmation)
 
     def _variants(self, kills: list[Mutant], coverage: RunCoverage) -> list[Mutant | None]:
@@ -525,7 +582,7 @@ class CucumberJsJudge(Judge):
             chosen.append(self.rng.choice(candidates))
         return chosen
 
-    def _failed_variants(self, failed: list[tuple[Mutant | None, CucumberRun]], run: Any,
+    def _failed_variants(self, failed: list[tuple[Mutant | None, CucumberRun]], run_all: Any,
                          expected: int) -> Judgement | None:
         """Decide failed equivalent variants before concluding anything, as ``bench.frameworks.behave.verdict``
         does: each (at most 3) runs again with a budget four times as large beside two runs of
@@ -541,8 +598,9 @@ class CucumberJsJudge(Judge):
         self.rng.shuffle(plan)
         again: list[tuple[Mutant | None, CucumberRun]] = []
         controls_pass = all_pass = True
-        for n, (kind, variant) in enumerate(plan):
-            result = run(variant, f"e{n}", budget=RETRY_BUDGET)
+        results = run_all([(variant, f"e{n}") for n, (_, variant) in enumerate(plan)], budget=RETRY_BUDGET,
+                          fail_fast=True)
+        for (kind, variant), (_, result) in zip(plan, results, strict=True):
             if result.problems:
                 return Judgement(Outcome.tampering, "the message report of a confirmation run was written outside "
                                  f"cucumber-js's formatter: {result.problems[0]}", evidence=list(result.problems))
