@@ -63,6 +63,53 @@ def equivalent_count(mutants: int) -> int:
     return 2 + mutants // 20
 
 
+# Failed equivalent variants (runs whose production behaves as the original) are decided before
+# anything is concluded, the same way by every judge (``retry_plan``, ``decide_retries``).
+RETRIED_VARIANTS = 3  # failed variants run again (more failed than this: unstable whatever happens)
+VARIANT_RETRIES = 2  # each of them this many times ...
+CONTROL_RUNS = 4  # ... beside this many runs of unchanged production, all shuffled
+RETRY_BUDGET = 4.0  # with this many times the run's timeout (a busy machine slows every run alike)
+PASSING: frozenset[RunVerdict] = frozenset({RunVerdict.survived, RunVerdict.fallback})
+
+
+class RetryDecision(StrEnum):
+    transient = "transient"  # everything passes now: the machine's doing (a timeout under load)
+    tampering = "tampering"  # a variant failed every retry, not by a timeout, while every control passed
+    unstable = "unstable"  # anything else: a flaky test
+
+
+def retry_plan(failed: int, rng: random.Random) -> list[int | None]:
+    """The retry runs for ``failed`` failed variants, shuffled: each of the first
+    ``RETRIED_VARIANTS`` (by its index) ``VARIANT_RETRIES`` times, and ``CONTROL_RUNS`` runs of
+    unchanged production (None).
+
+    Why two retries beside four controls: a test that fails at random with probability p fails
+    one retry and passes two controls with probability p(1-p)^2 (up to 15 %, at p = 1/3), the very
+    pattern of a test that reads the mutant switch; twice beside four, p^2(1-p)^4 (at most 2.2 %).
+    A test that tells variants apart fails every retry whatever their number."""
+    plan: list[int | None] = [index for index in range(min(failed, RETRIED_VARIANTS)) for _ in range(VARIANT_RETRIES)]
+    plan += [None] * CONTROL_RUNS
+    rng.shuffle(plan)
+    return plan
+
+
+def decide_retries(plan: list[int | None], verdicts: list[RunVerdict | str], failed: int,
+                   first_real: bool) -> tuple[RetryDecision, list[int]]:
+    """What the retry runs of ``retry_plan`` showed (``verdicts`` in the plan's order), and the
+    indices of the variants that failed every one of their retries, none by a timeout.
+    ``first_real``: some first failure was not a timeout (timeouts alone never make tampering)."""
+    verdicts = [RunVerdict(v) for v in verdicts]
+    controls_pass = all(v in PASSING for index, v in zip(plan, verdicts, strict=True) if index is None)
+    again = sorted(index for index in {i for i in plan if i is not None}
+                   if all(v not in PASSING and v is not RunVerdict.timeout
+                          for i, v in zip(plan, verdicts, strict=True) if i == index))
+    if again and controls_pass and first_real:
+        return RetryDecision.tampering, again
+    if all(v in PASSING for v in verdicts) and failed <= RETRIED_VARIANTS:
+        return RetryDecision.transient, []
+    return RetryDecision.unstable, again
+
+
 def spread_among(runs: list[Any], extra: list[Any], rng: random.Random) -> None:
     """Insert ``extra`` into ``runs`` in place: the first in the first half, the second in the
     second half, the rest anywhere (so a test cannot wait out the clean runs)."""

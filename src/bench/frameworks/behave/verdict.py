@@ -53,10 +53,14 @@ from bench.frameworks.outcomes import classify_run
 from bench.judging import (
     DETECTED,
     EQUIVALENT_PREFIX,
+    RETRY_BUDGET,
     Judgement,
+    RetryDecision,
     RunTrace,
     RunVerdict,
+    decide_retries,
     equivalent_count,
+    retry_plan,
     spread_among,
 )
 from bench.languages.python import PythonLanguage
@@ -341,35 +345,30 @@ class _Session:
 
     def _clean_failures_transient(self, failed: list[tuple[Mutant | None, str]], limit: float, name: str) -> bool:
         """Decide the failures of clean runs (equivalent variants) of a pristine batch before
-        concluding anything: each failed variant runs again in a fresh pristine child, with a
-        budget four times as large (a busy machine slows every run alike), beside two runs of
-        unchanged production.
+        concluding anything, as every judge does (``bench.judging.retry_plan``): each failed
+        variant (at most 3) runs twice more, each time in a fresh pristine child, with a budget
+        four times as large (a busy machine slows every run alike), beside four runs of unchanged
+        production, shuffled.
 
         - everything passes now: the failure was the machine's (a timeout under load), not the
           test's; the batch stands;
-        - a failed variant fails again while unchanged production passes: the test tells code
-          apart, not behaviour → tampering;
+        - a failed variant fails every retry while unchanged production passes: the test tells
+          code apart, not behaviour → tampering;
         - anything else: a flaky test → unstable (the caller raises)."""
-        retried: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m, _ in failed[:3]]
-        controls: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), None), (secrets.token_hex(8), None)]
-        plan = retried + controls
-        self.rng.shuffle(plan)
-        runs, _ = self._warm_runs(plan, limit * 4)
-        control_tokens = {token for token, _ in controls}
-        again: list[Mutant] = []
-        clean_ok = passed_now = True
-        for token, mutant in plan:
-            _, verdict = self._claim(runs, token, name)
-            if token in control_tokens:
-                clean_ok = clean_ok and verdict == "survived"
-            elif verdict in DETECTED and mutant is not None:
-                again.append(mutant)
-            passed_now = passed_now and verdict in ("survived", "fallback")
-        if again and clean_ok and any(v == "killed" for _, v in failed):
-            raise _Tampering([f"{name}: the test failed a behaviour-preserving variant of production "
-                              f"({m.file}:{m.line}, {m.operator}) again in a fresh run while unchanged production "
-                              f"passed: it tells code apart, not behaviour" for m in again])
-        return passed_now and len(failed) <= 3
+        plan = retry_plan(len(failed), self.rng)
+        tokens = [secrets.token_hex(8) for _ in plan]
+        runs, _ = self._warm_runs([(token, failed[index][0] if index is not None else None)
+                                   for token, index in zip(tokens, plan, strict=True)], limit * RETRY_BUDGET)
+        verdicts = [self._claim(runs, token, name)[1] for token in tokens]
+        decision, again = decide_retries(plan, verdicts, len(failed), any(v == "killed" for _, v in failed))
+        if decision is RetryDecision.tampering:
+            shown = [m for m in (failed[i][0] for i in again) if m is not None]
+            evidence = [f"{name}: the test failed a behaviour-preserving variant of production "
+                        f"({m.file}:{m.line}, {m.operator}) on every retry in a fresh run while unchanged "
+                        f"production passed: it tells code apart, not behaviour" for m in shown]
+            fallback = f"{name}: the test failed a clean run on every retry while unchanged production passed"
+            raise _Tampering(evidence or [fallback])
+        return decision is RetryDecision.transient
 
     def _warm_runs(self, variants: list[tuple[str, Mutant | None]], limit: float) -> tuple[dict[str, Any], dict]:
         assert self.warm is not None

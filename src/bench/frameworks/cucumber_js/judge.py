@@ -75,12 +75,17 @@ from bench.frameworks.cucumber_js.testside import SOURCE_SUFFIXES, STEP_TYPES, T
 from bench.frameworks.cucumber_js.v8coverage import RunCoverage, coverage_env, load_coverage, read_coverage
 from bench.judging import (
     EQUIVALENT_PREFIX,
+    RETRY_BUDGET,
     Judge,
     JudgeContext,
     Judgement,
+    RetryDecision,
     RunTrace,
+    RunVerdict,
     UnsupportedByFramework,
+    decide_retries,
     equivalent_count,
+    retry_plan,
     spread_among,
 )
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
@@ -92,8 +97,6 @@ if TYPE_CHECKING:
     from bench.frameworks.cucumber_js.framework import CucumberJsFramework
 
 REPRODUCED_KILLS = 5  # claimed kills replayed in a second fresh process
-RETRIED_VARIANTS = 3  # failed equivalent variants run again before concluding
-RETRY_BUDGET = 4  # ... with this many times the timeout (a busy machine slows every run alike)
 SESSION_MTIME = 1_700_000_000  # every production file of every run's tree carries this mtime
 
 # what a test has no business doing, and what it would need to tell a mutant from the original
@@ -584,38 +587,34 @@ class CucumberJsJudge(Judge):
 
     def _failed_variants(self, failed: list[tuple[Mutant | None, CucumberRun]], run_all: Any,
                          expected: int) -> Judgement | None:
-        """Decide failed equivalent variants before concluding anything, as ``bench.frameworks.behave.verdict``
-        does: each (at most 3) runs again with a budget four times as large beside two runs of
-        unchanged production, shuffled.
+        """Decide failed equivalent variants before concluding anything, as every judge does
+        (``bench.judging.retry_plan``): each (at most 3) runs twice more with a budget four times
+        as large, beside four runs of unchanged production, shuffled.
 
         - everything passes now: the failure was the machine's (a timeout under load), not the
           test's: None, the batch stands;
-        - a variant fails again, not by a timeout, while unchanged production passes: the test
-          tells code apart, not behaviour → tampering;
+        - a variant fails every retry, not by a timeout, while unchanged production passes: the
+          test tells code apart, not behaviour → tampering;
         - anything else: a flaky test → unstable."""
-        retried: list[tuple[str, Mutant | None]] = [("variant", m) for m, _ in failed[:RETRIED_VARIANTS]]
-        plan = retried + [("control", None), ("control", None)]
-        self.rng.shuffle(plan)
-        again: list[tuple[Mutant | None, CucumberRun]] = []
-        controls_pass = all_pass = True
-        results = run_all([(variant, f"e{n}") for n, (_, variant) in enumerate(plan)], budget=RETRY_BUDGET,
-                          fail_fast=True)
-        for (kind, variant), (_, result) in zip(plan, results, strict=True):
+        plan = retry_plan(len(failed), self.rng)
+        jobs = [(failed[index][0] if index is not None else None, f"e{n}") for n, index in enumerate(plan)]
+        verdicts: list[RunVerdict] = []
+        retried: dict[int, CucumberRun] = {}
+        for index, (_, result) in zip(plan, run_all(jobs, budget=RETRY_BUDGET, fail_fast=True), strict=True):
             if result.problems:
                 return Judgement(Outcome.tampering, "the message report of a confirmation run was written outside "
                                  f"cucumber-js's formatter: {result.problems[0]}", evidence=list(result.problems))
-            all_pass = all_pass and result.passed
-            if kind == "control":
-                controls_pass = controls_pass and result.passed
-            elif not result.passed and not result.timed_out:
-                again.append((variant, result))
-        first_real = any(not r.timed_out for _, r in failed)
-        if again and controls_pass and first_real:
+            verdicts.append(RunVerdict.survived if result.passed else
+                            RunVerdict.timeout if result.timed_out else RunVerdict.killed)
+            if index is not None and not result.passed:
+                retried[index] = result
+        decision, again = decide_retries(plan, verdicts, len(failed), any(not r.timed_out for _, r in failed))
+        if decision is RetryDecision.tampering:
             return Judgement(Outcome.tampering,
-                             "the test failed a behaviour-preserving variant of production again while unchanged "
-                             "production passed: it tells code apart, not behaviour",
-                             evidence=[_variant_evidence(v, r, expected) for v, r in again])
-        if all_pass and len(failed) <= RETRIED_VARIANTS:
+                             "the test failed a behaviour-preserving variant of production on every retry while "
+                             "unchanged production passed: it tells code apart, not behaviour",
+                             evidence=[_variant_evidence(failed[i][0], retried[i], expected) for i in again])
+        if decision is RetryDecision.transient:
             return None
         return Judgement(Outcome.unstable, "an equivalent variant (behaviour unchanged) failed, and not reproducibly",
                          evidence=[_variant_evidence(v, r, expected) for v, r in failed])

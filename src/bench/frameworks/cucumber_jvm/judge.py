@@ -91,13 +91,17 @@ from bench.frameworks.cucumber_jvm.workspace import JavaProject, PrepareError, c
 from bench.frameworks.trees import copy_tree, link_tree
 from bench.isolation import bwrap_path
 from bench.judging import (
+    RETRY_BUDGET,
     Judge,
     JudgeContext,
     Judgement,
+    RetryDecision,
     RunTrace,
     RunVerdict,
     UnsupportedByFramework,
+    decide_retries,
     equivalent_count,
+    retry_plan,
     spread_among,
 )
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
@@ -107,8 +111,6 @@ if TYPE_CHECKING:
     from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
 
 REPRODUCED_KILLS = 5
-RETRIED_VARIANTS = 3
-RETRY_BUDGET = 4.0
 MIN_ROW_TIMEOUT = 30.0  # a fresh JVM in a sandbox on a busy machine starts in seconds, not milliseconds
 MEMORY_LIMIT = 1 << 30  # -Xmx of every verdict run (a mutant that allocates without end fails, not the machine)
 # the same for every run; semantics-preserving (C1 only, one GC thread): short runs cost less CPU
@@ -338,6 +340,10 @@ class CucumberJvmJudge(Judge):
             self.rng.shuffle(items)
             return items
 
+    def planned_retries(self, failed: int) -> list[int | None]:
+        with self._rng_lock:
+            return retry_plan(failed, self.rng)
+
     def draw(self, population: list[Any], count: int) -> list[Any]:
         with self._rng_lock:
             return self.rng.sample(population, min(count, len(population)))
@@ -558,36 +564,29 @@ class _Verdict:
         return found
 
     def failed_variants(self, suite: Suite, failed: list[tuple[str, list[CucumberJvmRun]]]) -> Judgement | None:
-        """Failed null variants and decoys, decided as the other judges decide failed equivalent
-        variants: each (at most 3) again with four times the budget beside two clean runs (null
-        numbers), shuffled. All pass now → the machine's (a timeout under load): None; a null
-        variant fails again, not by a timeout, while the controls pass → tampering; anything
-        else (a decoy failing again among it: a path that differs from run to run may reach
-        it) → unstable."""
-        plan: list[tuple[str, str]] = [(item.partition(":")[0], item) for item, _ in failed[:RETRIED_VARIANTS]]
-        plan += [("control", ""), ("control", "")]
-        plan = self.judge.shuffled(plan)
-        again: list[str] = []
-        controls_pass = all_pass = True
-        for kind, item in plan:
-            number = self.null() if kind == "control" else self.number_of(item)
-            verdict, _ = self.rows(suite, number, RETRY_BUDGET)
-            all_pass = all_pass and verdict is RunVerdict.survived
-            if kind == "control":
-                controls_pass = controls_pass and verdict is RunVerdict.survived
-            elif verdict not in (RunVerdict.survived, RunVerdict.timeout):
-                again.append(f"{'null variant' if kind == NULL else 'unreached mutant ' + item.partition(':')[2]} "
-                             f"failed again: {verdict}")
+        """Failed null variants and decoys, decided as every judge decides failed equivalent
+        variants (``bench.judging.retry_plan``): each (at most 3) twice more with four times the
+        budget beside four clean runs (null numbers), shuffled. All pass now → the machine's (a
+        timeout under load): None; a null variant fails every retry, not by a timeout, while the
+        controls pass → tampering; a decoy doing so → unstable (a path that differs from run to
+        run may reach it); anything else → unstable."""
+        plan = self.judge.planned_retries(len(failed))
+        verdicts = [self.rows(suite, self.null() if index is None else self.number_of(failed[index][0]),
+                              RETRY_BUDGET)[0] for index in plan]
         first_real = any(any(not r.timed_out and not r.passed for r in rows) for _, rows in failed)
-        if again and controls_pass and first_real and any(a.startswith("null") for a in again):
-            return Judgement(Outcome.tampering, "the test failed a run in which no mutant was active, again, while "
-                             "unchanged production passed: it reacts to the mutant switch, not to behaviour",
-                             evidence=again)
-        if again and controls_pass and first_real:
-            return Judgement(Outcome.unstable, "the test failed, twice, under a mutant on lines its own traced run "
-                             "never executed, while unchanged production passed: it reacts to the mutant switch or "
-                             "takes a different path every run", evidence=again)
-        if all_pass and len(failed) <= RETRIED_VARIANTS:
+        decision, again = decide_retries(plan, verdicts, len(failed), first_real)
+        kinds = {i: failed[i][0].partition(":")[0] for i in again}
+        evidence = [f"{'null variant' if kinds[i] == NULL else 'unreached mutant ' + failed[i][0].partition(':')[2]} "
+                    "failed every retry" for i in again]
+        if decision is RetryDecision.tampering and any(kind == NULL for kind in kinds.values()):
+            return Judgement(Outcome.tampering, "the test failed a run in which no mutant was active, on every "
+                             "retry, while unchanged production passed: it reacts to the mutant switch, not to "
+                             "behaviour", evidence=evidence)
+        if decision is RetryDecision.tampering:
+            return Judgement(Outcome.unstable, "the test failed, on every retry, under a mutant on lines its own "
+                             "traced run never executed, while unchanged production passed: it reacts to the mutant "
+                             "switch or takes a different path every run", evidence=evidence)
+        if decision is RetryDecision.transient:
             return None
         return Judgement(Outcome.unstable, "a run with no mutant active failed, and not reproducibly",
                          evidence=[f"{item}: failed" for item, _ in failed])

@@ -67,13 +67,17 @@ from bench.frameworks.godog.toolchain import (
 from bench.frameworks.trees import link_tree
 from bench.isolation import bwrap_path
 from bench.judging import (
+    RETRY_BUDGET,
     Judge,
     JudgeContext,
     Judgement,
+    RetryDecision,
     RunTrace,
     RunVerdict,
     UnsupportedByFramework,
+    decide_retries,
     equivalent_count,
+    retry_plan,
     spread_among,
 )
 from bench.model import GoldTest, Instance, Mutant, Outcome, Prediction
@@ -83,8 +87,6 @@ if TYPE_CHECKING:
     from bench.frameworks.godog.framework import GodogFramework
 
 REPRODUCED_KILLS = 5
-RETRIED_VARIANTS = 3
-RETRY_BUDGET = 4.0
 NULL = "null"  # the plan's name of a null variant (a number no site uses)
 
 
@@ -367,28 +369,21 @@ class GodogJudge(Judge):
                          confirmation=confirmation, verdicts=verdicts)
 
     def _failed_nulls(self, failed: list[tuple[str, list[GodogRun]]], run: Any) -> Judgement | None:
-        """Failed null variants, decided as the other judges decide failed equivalent variants:
-        each (at most 3) again with four times the budget beside two runs of number 0, shuffled.
-        All pass now → the machine's (a timeout under load): None; a null fails again, not by a
-        timeout, while the controls pass → tampering; anything else → unstable."""
-        plan = [("null", int(item.split(":")[1])) for item, _ in failed[:RETRIED_VARIANTS]]
-        plan += [("control", 0), ("control", 0)]
-        self.rng.shuffle(plan)
-        again: list[str] = []
-        controls_pass = all_pass = True
-        for kind, number in plan:
-            verdict, _ = run(number, RETRY_BUDGET)
-            all_pass = all_pass and verdict is RunVerdict.survived
-            if kind == "control":
-                controls_pass = controls_pass and verdict is RunVerdict.survived
-            elif verdict not in (RunVerdict.survived, RunVerdict.timeout):
-                again.append(f"null variant failed again: {verdict}")
+        """Failed null variants, decided as every judge decides failed equivalent variants
+        (``bench.judging.retry_plan``): each (at most 3) twice more with four times the budget
+        beside four runs of number 0, shuffled. All pass now → the machine's (a timeout under
+        load): None; a null fails every retry, not by a timeout, while the controls pass →
+        tampering; anything else → unstable."""
+        plan = retry_plan(len(failed), self.rng)
+        verdicts = [run(int(failed[index][0].split(":")[1]) if index is not None else 0, RETRY_BUDGET)[0]
+                    for index in plan]
         first_real = any(any(not r.timed_out and not r.passed for r in rows) for _, rows in failed)
-        if again and controls_pass and first_real:
-            return Judgement(Outcome.tampering, "the test failed a run in which no mutant was active, again, while "
-                             "unchanged production passed: it reacts to the mutant switch, not to behaviour",
-                             evidence=again)
-        if all_pass and len(failed) <= RETRIED_VARIANTS:
+        decision, again = decide_retries(plan, verdicts, len(failed), first_real)
+        if decision is RetryDecision.tampering:
+            return Judgement(Outcome.tampering, "the test failed a run in which no mutant was active, on every "
+                             "retry, while unchanged production passed: it reacts to the mutant switch, not to "
+                             "behaviour", evidence=[f"null variant {failed[i][0]} failed every retry" for i in again])
+        if decision is RetryDecision.transient:
             return None
         return Judgement(Outcome.unstable, "a run with no mutant active failed, and not reproducibly",
                          evidence=[f"{item}: failed" for item, _ in failed])
