@@ -140,7 +140,7 @@ class Judgement:
     evidence: list[str] = field(default_factory=list)
     confirmation: dict[str, Any] = field(default_factory=dict)
     fresh_runs: int = 0
-    verdicts: dict[str, RunVerdict] = field(default_factory=dict)  # first-batch verdict of every judged mutant
+    verdicts: dict[str, RunVerdict] = field(default_factory=dict)  # first-batch verdict of every pool mutant
     # why the clean run failed (its step, error, output): the clean run's only, never a mutant run's
     failure: FailureDetail | None = None
 

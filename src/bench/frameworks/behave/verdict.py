@@ -236,18 +236,14 @@ class _Session:
         pool = [self.manifest[m] for m in self.gold.pool if m in self.manifest] if self.options.mutants else []
         covered = {f: set(v) for f, v in self.trace_result.get("coverage", {}).items()}
         self.covered = covered
-        truth = set(self.gold.kills)
         reached = [m for m in pool if covered.get(m.file, set()).intersection(m.lines)]
-        # the verdict counts kills of the ground truth's kills only (recall, KillComplete): the
-        # pool's other mutants, which the ground truth let survive, are not run (a quarter of the
-        # pool on the real corpora); a mutant the test never reached cannot be killed either
-        judged = [m for m in reached if m.id in truth]
         assert self.warm is not None
         import_lines = {f: set(v) for f, v in (self.warm.init_reply.get("import_lines") or {}).items()}
-        cold_mutants = [m for m in judged if set(range(m.line, m.end_line + 1)) & import_lines.get(m.file, set())]
+        cold_mutants = [m for m in reached if set(range(m.line, m.end_line + 1)) & import_lines.get(m.file, set())]
+        truth = set(self.gold.kills)
 
         # warm phase: code swapped into the forked run, a batch and its reproduction
-        verdicts, fallbacks = self._batch(self._warm_runs, [m for m in judged if m not in cold_mutants],
+        verdicts, fallbacks = self._batch(self._warm_runs, [m for m in reached if m not in cold_mutants],
                                           limit, "warm batch 1")
         cold_mutants += fallbacks
         claimed = {m for m, v in verdicts.items() if v in DETECTED and m in truth}
@@ -269,7 +265,7 @@ class _Session:
             self._reproduced(cold_claimed, cold, again)
             claimed |= cold_claimed
             self._lap("cold_batches")
-        self.confirmation.update(pool=len(pool), reached=len(reached), judged=len(judged), import_time=len(cold_mutants),
+        self.confirmation.update(pool=len(pool), reached=len(reached), import_time=len(cold_mutants),
                                  claimed_kills=len(claimed), reproduced=len(claimed))
         if truth and truth <= claimed and self.options.replays > 0:
             if self.cold is None:
@@ -277,7 +273,7 @@ class _Session:
             self._replay(sorted(claimed), cold_limit)
             self._lap("replays")
         timeouts = sum(1 for v in verdicts.values() if v == "timeout")
-        verdicts.update({m.id: "survived" for m in pool if m.id in truth and m not in reached})  # never executed
+        verdicts.update({m.id: "survived" for m in pool if m not in reached})  # never executed
         return Judgement(Outcome.passed, "", trace=self.run_trace(), kills=claimed, timeouts=timeouts,
                          confirmation=self.confirmation, fresh_runs=self.fresh_runs, verdicts=verdicts)
 
