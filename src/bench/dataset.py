@@ -12,12 +12,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bench.errors import UserError
 from bench.families import families as group_families
 from bench.families import family_key, language_label
 from bench.model import DatasetCard, GoldTest, Instance, ProjectRecord
 
 
-class DatasetError(Exception):
+class DatasetError(UserError):
     """A user-facing problem with a dataset directory; one line."""
 
 
@@ -72,6 +73,10 @@ class Dataset:
         gold: dict[str, GoldTest] = {}
         for project in self.card.projects:
             path = self.root / "gold" / f"{project.name}.jsonl"
+            if not path.is_file():
+                # a dataset handed out without its ground truth (the test set of a benchmark is)
+                raise DatasetError(f"{self.root}: no ground truth for project {project.name} ({path.relative_to(self.root)} "
+                                   "is missing): this command needs the dataset as built, gold/ included")
             for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if line.strip():
                     try:

@@ -29,10 +29,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from bench.errors import UserError
+
 MARKER = "req2test-environment.json"
 
 
-class EnvironmentSetupError(Exception):
+class EnvironmentSetupError(UserError):
     """An environment could not be made (the message says which requirement and why)."""
 
 

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from bench import journal, stopping
 from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.errors import UserError
 from bench.frameworks.registry import get_framework
 from bench.isolation import IsolationError, resolve_mode
 from bench.judging import EvaluateOptions, Judge, JudgeContext, Judgement, RunTrace, UnsupportedByFramework
@@ -36,7 +37,7 @@ __all__ = ["EvaluateOptions", "EvaluationError", "ProjectJudging", "UnsupportedB
            "ground_truth_files", "load_predictions", "prepare_run"]
 
 
-class EvaluationError(Exception):
+class EvaluationError(UserError):
     """A user-facing problem (bad predictions file, run dir of another run); one line."""
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from bench.errors import UserError
 from bench.minimal_etc import bwrap_etc_args
 
 IsolationMode = Literal["auto", "bwrap", "none"]
@@ -28,7 +29,7 @@ SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 NOBODY = 65534
 
 
-class IsolationError(Exception):
+class IsolationError(UserError):
     """bubblewrap was required but cannot be used; one line."""
 
 

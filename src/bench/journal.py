@@ -17,10 +17,12 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from bench.errors import UserError
+
 Record = TypeVar("Record", bound=BaseModel)
 
 
-class JournalError(Exception):
+class JournalError(UserError):
     """A journal line that is neither valid nor the torn tail of a kill; one line."""
 
 

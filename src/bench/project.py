@@ -26,6 +26,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from bench.environments import file_lock, pip_reason
+from bench.errors import UserError
 from bench.tree_rules import BUILD_OUTPUT, COVERAGE_DATA, EDITOR_STATE, NOT_PROJECT_CONTENT
 
 SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
@@ -36,7 +37,7 @@ SDIST_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-
 IGNORED_NAMES = NOT_PROJECT_CONTENT - BUILD_OUTPUT - COVERAGE_DATA - EDITOR_STATE - {".ruff_cache", ".nox", "venv"}
 
 
-class SourceError(Exception):
+class SourceError(UserError):
     """A user-facing problem with SOURCE; the message is one line."""
 
 

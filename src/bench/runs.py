@@ -23,11 +23,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.errors import UserError
 from bench.journal import Journal, JournalError
 from bench.model import GenerationMetadata, InstanceResult, Prediction, RunSummary
 
 
-class RunsError(Exception):
+class RunsError(UserError):
     """A user-facing problem with a run directory or a selection; one line."""
 
 

@@ -6,6 +6,7 @@ The CLI lives in harness because harness may import bench, never the reverse.
 from __future__ import annotations
 
 import os
+import sys
 
 import typer
 
@@ -98,6 +99,7 @@ def commands() -> dict:
 
 def main() -> None:
     from bench import stopping
+    from bench.errors import UserError
 
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     stopping.interrupt_on_sigterm()  # `kill`, `timeout` and CI cancellations stop a run as Ctrl-C does
@@ -107,6 +109,9 @@ def main() -> None:
         if exc.code == 130:  # interrupted: no sandbox or thread may outlive the command
             stopping.exit_interrupted()
         raise
+    except UserError as exc:  # a user's mistake no command caught itself: its message, never a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

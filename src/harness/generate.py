@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from bench import stopping
 from bench.dataset import load_dataset
+from bench.errors import UserError
 from bench.explorer import instance_file_name
 from bench.journal import append_line, drop_torn_tail, read_dicts
 from bench.model import GenerationMetadata, Instance, Prediction, Requirement
@@ -37,7 +38,7 @@ from harness.submission_rules import ConfigFacts, refusals
 BUILTIN_AGENTS = tuple(BUILTIN)
 
 
-class GenerateError(Exception):
+class GenerateError(UserError):
     """A user mistake in a generate request; one line."""
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import jinja2
 from pydantic import BaseModel, Field
 
+from bench.errors import UserError
 from harness.resources import resource_dir
 
 SHIPPED = resource_dir("prompts")
@@ -28,7 +29,7 @@ TEMPLATE_SUFFIX = ".md.j2"
 PATH_SUFFIXES = (".md", ".j2")
 
 
-class PromptError(Exception):
+class PromptError(UserError):
     """A template or paragraph is missing or broken; one line."""
 
 

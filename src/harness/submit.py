@@ -26,12 +26,13 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 import harness
+from bench.errors import UserError
 from bench.model import InstanceResult, Prediction
 
 FORMAT_VERSION = "1"
 
 
-class SubmissionError(Exception):
+class SubmissionError(UserError):
     """Why a run cannot be submitted; one line per reason."""
 
 

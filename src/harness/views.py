@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bench.dataset import Dataset, DatasetError, load_dataset
+from bench.errors import UserError
 from bench.frameworks.protocol import BodyHider
 from bench.frameworks.registry import UnknownFramework, get_framework
 from bench.model import Instance, ProjectRecord
@@ -44,7 +45,7 @@ _SKIPPED_NAMES = NOT_PROJECT_CONTENT
 _SKIPPED_SUFFIXES = (*BYTECODE_SUFFIXES, ".egg-info")
 
 
-class ViewError(Exception):
+class ViewError(UserError):
     """A view cannot be made; one line."""
 
 

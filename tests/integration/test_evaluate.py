@@ -161,6 +161,27 @@ def test_calibrate_runs_only_the_arms_asked_for(mini_dataset: Path, tmp_path: Pa
     assert "Traceback" not in bad.stdout + bad.stderr and not (tmp_path / "bad").exists()
 
 
+
+@pytest.mark.parametrize("command", [["calibrate", "-o", "{out}"], ["suites"], ["families"],
+                                     ["evaluate", "-p", "{predictions}", "-o", "{out}"]])
+def test_a_dataset_without_its_ground_truth_gets_one_line(mini_dataset: Path, tmp_path: Path,
+                                                           command: list[str]) -> None:
+    """A dataset handed out without gold/ (a benchmark's test split): every command that needs the
+    ground truth says so in one line, exit 2; none prints a traceback (calibrate and suites did)."""
+    public = tmp_path / "public"
+    shutil.copytree(mini_dataset, public)
+    shutil.rmtree(public / "gold")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"instance_id": ADD, "files": {"features/steps/x.py": "pass\n"}}) + "\n")
+    args = [a.format(out=tmp_path / "out", predictions=predictions) for a in command]
+    done = subprocess.run([sys.executable, "-m", "harness.cli", args[0], str(public), *args[1:]],
+                          capture_output=True, text=True, timeout=120)
+    text = done.stdout + done.stderr
+    if command[0] == "families":  # needs no ground truth: it counts requirements from the instances
+        assert done.returncode == 0, text
+        return
+    assert done.returncode == 2 and "no ground truth" in text and "Traceback" not in text, text
+
 def test_bad_prediction_files(mini_dataset: Path, tmp_path: Path) -> None:
     bad_json = tmp_path / "bad.jsonl"
     bad_json.write_text('{"instance_id": "x"\n')

@@ -27,6 +27,7 @@ from bench.builder.relations import RelationInput, compute_relations
 from bench.builder.schemata_stage import CHECKPOINT_DIR
 from bench.builder.stats import table2
 from bench.builder.workspaces import WorkspaceLayout, WorkspacePool, materialize
+from bench.errors import UserError
 from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
 from bench.frameworks.protocol import Framework
@@ -61,7 +62,7 @@ LIVE_TAGS = frozenset({"browser", "selenium", "webdriver", "javascript", "js", "
                        "online", "external", "manual", "requires_network", "slow_network"})
 
 
-class BuildError(Exception):
+class BuildError(UserError):
     """A user-facing build failure; the message is one line."""
 
 

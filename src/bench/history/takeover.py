@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import Field
 
+from bench.errors import UserError
 from bench.history.atoms import AtomState, Replay, gold_state, replay_history
 from bench.history.trees import write_tree
 from bench.model import Frozen
@@ -48,7 +49,7 @@ DIFF_LIMIT = 12_000  # characters of one commit's feature diff kept in history.j
 TARGET_KINDS = ("added", "changed", "resumed")
 
 
-class TakeoverError(Exception):
+class TakeoverError(UserError):
     """A user-facing problem (bad repository, commit, directory); one line."""
 
 

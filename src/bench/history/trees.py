@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
+from bench.errors import UserError
 from bench.model import Frozen
 
 _SKIPPED_TOP = {".git"}
@@ -26,7 +27,7 @@ class TreeReport(Frozen):
     skipped: list[str] = Field(default_factory=list, description="submodules and excluded paths")
 
 
-class TreeError(Exception):
+class TreeError(UserError):
     """A commit that cannot be written (unknown, or the repository is unreadable)."""
 
 

@@ -11,6 +11,7 @@ counterpart of ``bench.calibrate``):
 from __future__ import annotations
 
 from bench.dataset import Dataset
+from bench.errors import UserError
 from bench.frameworks.registry import get_framework
 from bench.judging import UnsupportedByFramework
 from bench.model import GoldTest
@@ -19,7 +20,7 @@ from bench.suite.instances import SuiteInstance
 SUITE_CALIBRATIONS = ("oracle", "empty", "then-stripped")
 
 
-class SuiteCalibrationError(Exception):
+class SuiteCalibrationError(UserError):
     """A suite whose reference cannot be derived (one line)."""
 
 

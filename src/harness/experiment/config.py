@@ -18,12 +18,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from bench.errors import UserError
 from bench.registry import Registry
 
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class ExperimentError(Exception):
+class ExperimentError(UserError):
     """An experiment file or run directory a user must fix; every line is one mistake."""
 
 
