@@ -116,7 +116,8 @@ def test_verdict_runs_side_by_side_change_no_verdict(cart_dataset: Path, tmp_pat
             path = tmp_path / f"{name}.jsonl"
             path.write_text("".join(p.model_dump_json() + "\n" for p in sets[name]))
             out = tmp_path / f"{name}-{slots}"
-            evaluate(cart_dataset, path, out, EvaluateOptions(workers=1, resamples=10, seed=7, run_slots=slots))
+            evaluate(cart_dataset, path, out, EvaluateOptions(workers=1, resamples=10, seed=7, run_slots=slots,
+                                                              instances=[p.instance_id for p in sets[name]]))
             rows[name, slots] = {r["instance_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     for name in ("oracle", "empty"):
         one, two = rows[name, 1], rows[name, 2]
