@@ -111,6 +111,9 @@ def test_calibration_is_exact_on_a_sample(js_dataset: Path, tmp_path: Path) -> N
     rows = [json.loads(line) for line in (tmp_path / "oracle" / "results.jsonl").read_text().splitlines()]
     assert all(r["coverage_jaccard"] == 1.0 and r["api_f1"] in (1.0, None) for r in rows), rows
     assert empty["coverage_jaccard"]["value"] < 0.5
+    # every verdict run under Node's permission model: the suite loads guarded (it did not while the
+    # compile cache held only the coverage run's entries, and every js-algorand-sdk run went unguarded)
+    assert all(r["confirmation"]["guard"] == "node-permission" for r in rows), rows[0]["confirmation"]
 
 
 def test_views_and_req2test_run_with_the_builtin_agent(js_dataset: Path, tmp_path: Path,

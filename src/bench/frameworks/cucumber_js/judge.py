@@ -330,9 +330,15 @@ class CucumberJsJudge(Judge):
                        timeout=self.options.timeout)
         # trusted runs of the snapshot as built (ground truth included, no prediction code), like
         # load_coverage's: through the runner module, not this module's name for verdict runs
+        # ... and this one fills the compile cache as a run without coverage loads the suite: tsx
+        # keys its cache by the transform's options too, and the coverage run's (source maps on
+        # for NODE_V8_COVERAGE) serve no other run, so every file outside the precompiled
+        # production (steps, the rest of the package) was missing for the guarded runs, which
+        # cannot start the compiler: js-algorand-sdk never loaded guarded
         plain = runner.run_cucumber(trusted, [features_dir], self._cache_dir / "dry-plain",
                                     timeout=self.options.timeout, isolation=self.options.isolation,
-                                    extra_args=["--dry-run"], compile_cache=self.cache)
+                                    extra_args=["--dry-run"], compile_cache=self.cache,
+                                    writable_cache=self.cache is not None)
         guarded = runner.run_cucumber(trusted, [features_dir], self._cache_dir / "dry-guarded",
                                       timeout=self.options.timeout, isolation=self.options.isolation,
                                       extra_args=["--dry-run"], compile_cache=self.cache, guard=True)

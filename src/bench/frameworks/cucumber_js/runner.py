@@ -257,11 +257,21 @@ def guard_args(tree: str, modules: Path, scratch: str, report: str) -> list[str]
     ``--allow-addons`` or ``--allow-wasi`` (a project whose profile registers ESM loader hooks,
     which run on a worker thread, would need ``--allow-worker``; workers inherit the model)."""
     args = ["--experimental-permission", "--disable-warning=ExperimentalWarning"]
-    for path in (tree, str(modules), scratch):
+    for path in (tree, str(modules), scratch, *node_binary_probes()):
         args.append(f"--allow-fs-read={path}")
     for path in (scratch, report):
         args.append(f"--allow-fs-write={path}")
     return args
+
+
+def node_binary_probes() -> list[str]:
+    """The node binary's path and its case-swapped twin: tsx's get-tsconfig tells whether the file
+    system is case-sensitive by ``existsSync(process.execPath)`` and the same path case-swapped,
+    which Node 20's permission model answers with a throw unless both may be read (js-algorand-sdk
+    did not load guarded: every verdict run went unguarded). The binary is public, the twin absent."""
+    found = shutil.which("node")
+    paths = {found, os.path.realpath(found)} if found else set()
+    return sorted(paths | {path.swapcase() for path in paths})
 
 
 class _PipeReader(threading.Thread):
