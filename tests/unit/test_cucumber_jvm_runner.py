@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -159,8 +158,9 @@ def test_command_line(tmp_path: Path) -> None:
 
 
 def test_corpus_places_features_like_the_harness(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-    import java_algorand_sdk as corpus
+    from tests.integration.recipes import recipe
+
+    corpus = recipe("java_algorand_sdk")
 
     out = tmp_path / "sdk"
     harness = out / corpus.HARNESS_DIR

@@ -5,7 +5,6 @@ written here (no Go toolchain), and a slow look at go-algorand-sdk's real step f
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -281,8 +280,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_go_algorand_sdk_declarations_and_handler_calls(tmp_path: Path) -> None:
     if not MIRROR.exists():
         pytest.skip(f"no mirror of go-algorand-sdk at {MIRROR}")
-    sys.path.insert(0, str(ROOT / "scripts" / "corpora"))
-    import go_algorand_sdk as corpus
+    from tests.integration.recipes import recipe
+
+    corpus = recipe("go_algorand_sdk")
 
     try:
         root = corpus.assemble(tmp_path / "sdk", corpus.default_source("go-algorand-sdk"),

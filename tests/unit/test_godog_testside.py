@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -324,8 +323,9 @@ def test_corpus_results_compile(tmp_path: Path) -> None:
         toolchain = GoToolchain.find()
     except RuntimeError as exc:
         pytest.skip(str(exc))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "corpora"))
-    import go_algorand_sdk as corpus
+    from tests.integration.recipes import recipe
+
+    corpus = recipe("go_algorand_sdk")
 
     try:
         root = corpus.assemble(tmp_path / "sdk", corpus.default_source("go-algorand-sdk"),
