@@ -28,7 +28,6 @@ from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite, 
 from bench.frameworks.cucumber_jvm.toolchain import runtime_classpath
 
 DATA = Path(__file__).parent / "data" / "cucumber_jvm"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_probe_report_statuses_errors_and_matches() -> None:

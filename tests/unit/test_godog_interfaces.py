@@ -273,7 +273,6 @@ def test_api_targets_groups_and_hidden_map(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- real corpus
 MIRROR = Path("/work/.mirror/algorand+go-algorand-sdk")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
