@@ -33,7 +33,7 @@ def test_demo(example_dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     env = {**os.environ, "REQ2TEST_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "harness.cli", "demo", "-o", str(out), "--dataset",
-                           str(example_dataset), "-q"], env=env, capture_output=True, text=True, timeout=900, check=False)
+                           str(example_dataset)], env=env, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "demo summary:" in done.stdout + done.stderr
 
@@ -73,7 +73,8 @@ def test_demo(example_dataset: Path, tmp_path: Path) -> None:
     assert "selector oracle — the evaluator chose among candidates" in refusals["submission_refusals"]
 
     # a rerun resumes: nothing is generated again
-    again = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(out / "ab.yaml"), "-o", str(out / "ab"),
-                            "-q"], env=env, capture_output=True, text=True, timeout=600, check=False)
+    # (without -q: the counts are notes, which -q leaves out)
+    again = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(out / "ab.yaml"), "-o", str(out / "ab")],
+                           env=env, capture_output=True, text=True, timeout=600, check=False)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "0 generation(s) run" in again.stdout + again.stderr
