@@ -64,7 +64,7 @@ def test_a_wheel_in_a_fresh_venv_runs_the_demo(tmp_path: Path) -> None:
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    demo = subprocess.run([str(req2test), "demo", "-o", "out", "-q"], cwd=elsewhere, env=env, capture_output=True,
+    demo = subprocess.run([str(req2test), "demo", "-o", "out"], cwd=elsewhere, env=env, capture_output=True,
                           text=True, timeout=2400, check=False)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     out = elsewhere / "out"
