@@ -9,8 +9,8 @@ judged twice, interleaved instance by instance so machine load falls on both ali
   in a fresh Python process;
 - **current**: this checkout's source, in a fresh Python process, with ``--run-slots``.
 
-Printed: per arm the median seconds per judgement (``evaluation_seconds``) and their ratio (baseline / current), the
-largest instance's seconds, and every verdict difference (outcome, kills, surviving kills,
+Printed: each judgement's seconds (``evaluation_seconds``) on both sides as it finishes, per arm the
+median seconds and their ratio (baseline / current), and every verdict difference (outcome, kills, surviving kills,
 kill-complete): there must be none.
 
 Usage:
@@ -93,7 +93,6 @@ def main() -> None:
         try:
             seconds: dict[tuple[str, str], list[float]] = {}
             differences: list[str] = []
-            per_instance: list[tuple[str, str, int, float, float]] = []
             for arm in arms:
                 by_id = {p.instance_id: p for p in sets[arm]}
                 for n, instance in enumerate(chosen):
@@ -112,8 +111,6 @@ def main() -> None:
                         if rows["baseline"][1].get(key) != rows["current"][1].get(key):
                             differences.append(f"{arm} {instance} {key}: baseline {rows['baseline'][1].get(key)!r}, "
                                                f"current {rows['current'][1].get(key)!r}")
-                    per_instance.append((arm, instance, len(gold[instance].kills), rows["baseline"][0],
-                                         rows["current"][0]))
                     print(f"{arm:6} {instance}  kills {len(gold[instance].kills):4}  baseline {rows['baseline'][0]:7.1f} s"
                           f"  current {rows['current'][0]:7.1f} s  {rows['current'][1]['outcome']}"
                           f" {'KC' if rows['current'][1]['kill_complete'] else ''}", flush=True)

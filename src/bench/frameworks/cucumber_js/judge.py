@@ -60,6 +60,7 @@ from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDecl
 from bench.frameworks.cucumber_js.diversify import DiversifiedFile, apply_mutant, diversify_source
 from bench.frameworks.cucumber_js.equivalents import equivalent_variants
 from bench.frameworks.cucumber_js.failure import clean_run_failure
+from bench.frameworks.cucumber_js.framework import fresh_verdict
 from bench.frameworks.cucumber_js.interfaces import scenario_calls
 from bench.frameworks.cucumber_js.language import production_files
 from bench.frameworks.cucumber_js.runner import (
@@ -311,8 +312,7 @@ class CucumberJsJudge(Judge):
         still a fresh process in a sandbox of its own; only their wall time overlaps. One at a
         time where the runs could not share the compile cache: it is keyed by the tree's path,
         which only bubblewrap makes the same (``/project``) for trees at different host paths."""
-        wanted = getattr(self.options, "run_slots", 0) or \
-            max(1, (os.cpu_count() or 1) // max(1, self.options.workers))
+        wanted = self.options.run_slots or max(1, (os.cpu_count() or 1) // max(1, self.options.workers))
         if wanted > 1 and self.require and self.options.isolation != "bwrap":
             return 1
         return max(1, wanted)
@@ -472,14 +472,14 @@ class CucumberJsJudge(Judge):
         # (coverage needs Node without its permission model) must pass too
         compile_ahead([], "clean")
         # with two slots the traced run goes beside the clean one (wasted only when the clean run fails)
-        first = list(run_all([(None, "clean")])) if self.slots == 1 else None
-        if first is None:
+        traced_early: CucumberRun | None = None
+        if self.slots == 1:
+            clean = run(None, "clean")
+        else:
             with stopping.StoppablePool(max_workers=2) as pool:
                 clean_future = pool.submit(run, None, "clean")
                 traced_future = pool.submit(run, None, "traced", traced=True)
                 clean, traced_early = stopping.result(clean_future), stopping.result(traced_future)
-        else:
-            clean, traced_early = first[0][1], None
         if (verdict := forged(clean, "the clean run")) is not None:
             return verdict
         outcome, detail = classify(clean, expected)
@@ -552,11 +552,10 @@ class CucumberJsJudge(Judge):
         self.rng.shuffle(order)
         order = order[:REPRODUCED_KILLS]
         replays = run_all([(self.mutants[mutant_id], f"r{n}") for n, mutant_id in enumerate(order)], fail_fast=True)
-        for n, (mutant, again) in enumerate(replays):
+        for n, (mutant_id, (_, again)) in enumerate(zip(order, replays)):
             if (verdict := forged(again, f"reproduction {n + 1}")) is not None:
                 return verdict
             if again.passed:
-                mutant_id = mutant.id if mutant is not None else "?"
                 return Judgement(Outcome.unstable, f"the kill of {mutant_id} did not reproduce",
                                  evidence=[f"kill of {mutant_id} did not reproduce"], fresh_runs=counted["runs"])
         confirmation["reproduced_kills"] = len(order)
@@ -610,8 +609,7 @@ class CucumberJsJudge(Judge):
             if result.problems:
                 return Judgement(Outcome.tampering, "the message report of a confirmation run was written outside "
                                  f"cucumber-js's formatter: {result.problems[0]}", evidence=list(result.problems))
-            verdicts.append(RunVerdict.survived if result.passed else
-                            RunVerdict.timeout if result.timed_out else RunVerdict.killed)
+            verdicts.append(fresh_verdict(result, result.elapsed).verdict)
             if index is not None and not result.passed:
                 retried[index] = result
         decision, again = decide_retries(plan, verdicts, len(failed), any(not r.timed_out for _, r in failed))

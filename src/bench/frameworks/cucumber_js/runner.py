@@ -12,6 +12,7 @@ collide), and the uid is nobody.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -264,14 +265,15 @@ def guard_args(tree: str, modules: Path, scratch: str, report: str) -> list[str]
     return args
 
 
-def node_binary_probes() -> list[str]:
+@functools.cache  # the same for every run of this process: not looked up on each run's start
+def node_binary_probes() -> tuple[str, ...]:
     """The node binary's path and its case-swapped twin: tsx's get-tsconfig tells whether the file
     system is case-sensitive by ``existsSync(process.execPath)`` and the same path case-swapped,
     which Node 20's permission model answers with a throw unless both may be read (js-algorand-sdk
     did not load guarded: every verdict run went unguarded). The binary is public, the twin absent."""
     found = shutil.which("node")
     paths = {found, os.path.realpath(found)} if found else set()
-    return sorted(paths | {path.swapcase() for path in paths})
+    return tuple(sorted(paths | {path.swapcase() for path in paths}))
 
 
 class _PipeReader(threading.Thread):
