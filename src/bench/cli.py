@@ -11,8 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
-from bench.cli_options import json_option, old_spelling, per_core, quiet_option, renamed, workers_option
+from bench.cli_options import json_option, old_spelling, quiet_option, renamed, workers_option
 from bench.console import console, out, progress_for
+from bench.cores import per_core
 from bench.dataset import DatasetError, load_dataset
 from bench.formatting import num
 

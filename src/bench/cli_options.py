@@ -7,7 +7,6 @@ command (tests/unit/test_cli_consistency.py walks the commands and checks it).
 
 from __future__ import annotations
 
-import os
 from typing import Any, TypeVar
 
 import typer
@@ -24,11 +23,6 @@ def workers_option(what: str, default: str = "") -> Any:
     """``--workers N``: ``what`` N at a time; ``default`` says what leaving it out means, when not 0."""
     return typer.Option("--workers", min=0, metavar="N",
                         help=f"{what}: {WORKERS_RULE}" + (f" (default: {default})" if default else "") + ".")
-
-
-def per_core(workers: int) -> int:
-    """``--workers`` as a count: 0 is one per core."""
-    return workers if workers > 0 else max(1, os.cpu_count() or 1)
 
 
 def quiet_option() -> Any:

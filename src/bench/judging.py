@@ -8,7 +8,6 @@ Framework-neutral by construction: nothing here knows a runner. ``bench.evaluate
 
 from __future__ import annotations
 
-import os
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -18,12 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bench.cores import cores
 from bench.model import FailureDetail, GoldTest, Instance, Outcome, Prediction, ProjectRecord
 
 
 @dataclass
 class EvaluateOptions:
-    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    workers: int = field(default_factory=cores)
     timeout: float = 600.0
     instances: list[str] | None = None
     resamples: int = 2000

@@ -92,13 +92,27 @@ def _warnings(rows: Rows) -> list[str]:
     clusters = cluster_count(rows)
     if not rows:
         return ["no instances: every metric is undefined"]
+    warnings = _unguarded(rows)
     if clusters == 1:
-        return [(f"1 feature-file cluster: the bootstrap cannot resample; the intervals are Wilson's over "
-                 f"{len(rows)} instance(s), which assumes independent instances")]
-    if clusters < FEW_CLUSTERS:
-        return [(f"only {clusters} feature-file clusters: the bootstrap sees few distinct resamples; intervals "
-                 "are at least Wilson's over the instances and are approximate")]
-    return []
+        warnings.append(f"1 feature-file cluster: the bootstrap cannot resample; the intervals are Wilson's over "
+                        f"{len(rows)} instance(s), which assumes independent instances")
+    elif clusters < FEW_CLUSTERS:
+        warnings.append(f"only {clusters} feature-file clusters: the bootstrap sees few distinct resamples; "
+                        "intervals are at least Wilson's over the instances and are approximate")
+    return warnings
+
+
+def _unguarded(rows: Rows) -> list[str]:
+    """A judge that could not switch its in-process guard on says so per judgement
+    (``confirmation.guard`` = ``"off…"``); one line here, so a whole dataset judged unguarded
+    is not noticed only by reading results.jsonl (js-algorand-sdk was, for three stops)."""
+    off = [str((r.get("confirmation") or {}).get("guard")) for r in rows
+           if str((r.get("confirmation") or {}).get("guard", "")).startswith("off")]
+    if not off:
+        return []
+    reason = Counter(off).most_common(1)[0][0]
+    return [(f"{len(off)} of {len(rows)} judgement(s) ran without the in-process guard ({reason}): the "
+             "sandbox still held, but test code could reach what the guard refuses")]
 
 
 def _round(value: float | None) -> float | None:

@@ -12,8 +12,9 @@ import typer
 from rich.table import Table
 
 from bench.cli import fail
-from bench.cli_options import per_core, quiet_option, workers_option
+from bench.cli_options import quiet_option, workers_option
 from bench.console import console, out
+from bench.cores import per_core
 
 
 def attribute_command(

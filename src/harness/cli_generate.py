@@ -9,8 +9,9 @@ from typing import Annotated, get_args
 import typer
 
 from bench.cli import fail
-from bench.cli_options import per_core, quiet_option, workers_option
+from bench.cli_options import quiet_option, workers_option
 from bench.console import console, progress_for
+from bench.cores import per_core
 from bench.dataset import DatasetError
 from harness.agents.base import EndReason
 from harness.generate import GenerateError, GenerateOptions, generate

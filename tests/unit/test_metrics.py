@@ -127,3 +127,15 @@ def test_bca_matches_scipy_on_unclustered_data() -> None:
     ours = cluster_bootstrap(rows, lambda rs: sum(r["x"] for r in rs) / len(rs), resamples=20000, seed=3)
     theirs = bootstrap((np.array(values),), np.mean, n_resamples=20000, method="BCa", random_state=3).confidence_interval
     assert ours[0] == pytest.approx(theirs.low, abs=0.01) and ours[1] == pytest.approx(theirs.high, abs=0.01)
+
+
+def test_a_run_judged_without_the_guard_says_so_in_its_summary() -> None:
+    """js-algorand-sdk was judged unguarded for three stops and only results.jsonl said so."""
+    guarded = [_result("p", f"{i}.feature", "pass", True, 1.0, 1.0, 1.0).model_copy(
+        update={"confirmation": {"guard": "node-permission"}}) for i in range(30)]
+    assert summarize_run(guarded, "d", "sha", resamples=200)["warnings"] == []
+    reason = "off: the suite does not load under Node's permission model (ERR_ACCESS_DENIED)"
+    mixed = [r.model_copy(update={"confirmation": {"guard": reason}}) if i < 7 else r for i, r in enumerate(guarded)]
+    warnings = summarize_run(mixed, "d", "sha", resamples=200)["warnings"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("7 of 30 judgement(s) ran without the in-process guard") and reason in warnings[0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -27,6 +26,7 @@ from bench.builder.relations import RelationInput, compute_relations
 from bench.builder.schemata_stage import CHECKPOINT_DIR
 from bench.builder.stats import table2
 from bench.builder.workspaces import WorkspaceLayout, WorkspacePool, materialize
+from bench.cores import cores
 from bench.errors import UserError
 from bench.frameworks.messages import RunRequest, RunWorkspace
 from bench.frameworks.outcomes import classify_run
@@ -69,7 +69,7 @@ class BuildError(UserError):
 @dataclass
 class BuildOptions:
     runs: int = 3
-    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    workers: int = field(default_factory=cores)
     timeout: float = 120.0
     shared_threshold: float = 0.5
     live_tags: frozenset[str] = LIVE_TAGS

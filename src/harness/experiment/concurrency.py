@@ -9,10 +9,9 @@ cache key and a rerun may use another.
 
 from __future__ import annotations
 
-import os
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from bench.cores import per_core
 from harness.experiment.config import Experiment, ExperimentError
 
 
@@ -39,7 +38,7 @@ def resolve_concurrency(experiment: Experiment, executor: str | None = None, wor
         if kind != "local":
             raise ExperimentError(f"--workers sets the local executor's units at a time; executor {spec!r} is not "
                                   "local: leave --workers out (evaluation.workers in the file sets the evaluator's)")
-        units = workers or max(1, os.cpu_count() or 1)
+        units = per_core(workers)
         if executor is not None and colon and count.strip() != str(units):
             raise ExperimentError(f"--executor {executor} and --workers {workers} disagree: give one of them")
         spec = "local" if units == 1 else f"local:{units}"

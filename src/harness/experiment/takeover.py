@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench.cores import per_core
 from bench.evaluate import EvaluateOptions
 from bench.history.answers import AnswerScore, TakeoverAnswer, score_answer, summarize_answers
 from bench.history.delivery import REGRESSION_SAMPLE, TakeoverResult, judge_delivery, summarize_takeover
@@ -137,7 +137,7 @@ def _ledger_totals(path: Path) -> dict[str, Any]:
 def _evaluate(runner: Any, takeover: TakeoverSet, targets: list[Any], predictions: dict[str, Prediction],
               name: str) -> dict[str, TakeoverResult]:
     evaluation = runner.experiment.evaluation
-    options = EvaluateOptions(workers=evaluation.workers or max(1, os.cpu_count() or 1), mutants=False,
+    options = EvaluateOptions(workers=per_core(evaluation.workers), mutants=False,
                               timeout=evaluation.timeout)
     from bench.evaluate import prepare_run
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench.cores import per_core
 from bench.dataset import Dataset, load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 from bench.model import InstanceResult, Prediction
@@ -247,7 +248,7 @@ class EvaluationUnit(BaseModel):
 def run_evaluation(unit: EvaluationUnit) -> list[InstanceResult]:
     """Score one batch with the real evaluator; its journal makes a killed batch resume where it stopped."""
     work, predictions_path = _batch_dir(unit.work_dir, unit.predictions)
-    options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
+    options = EvaluateOptions(workers=per_core(unit.workers), timeout=unit.timeout,
                               instances=unit.instance_ids, mutants=unit.mutants)
     evaluate(Path(unit.dataset_dir), predictions_path, work / "run", options)
     results = {}
@@ -280,7 +281,7 @@ def run_suite_evaluation(unit: SuiteEvaluationUnit) -> list[Any]:
     from bench.suite.reverse import ReverseResult, evaluate_reverse
 
     work, predictions_path = _batch_dir(unit.work_dir, unit.predictions)
-    options = EvaluateOptions(workers=unit.workers or max(1, os.cpu_count() or 1), timeout=unit.timeout,
+    options = EvaluateOptions(workers=per_core(unit.workers), timeout=unit.timeout,
                               mutants=unit.mutants)
     evaluator = {"reverse": evaluate_reverse, "authored": evaluate_authored}.get(unit.kind, evaluate_suites)
     evaluator(Path(unit.dataset_dir), predictions_path, work / "run", options, suites=unit.suite_ids)

@@ -55,6 +55,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bench import stopping
+from bench.cores import cores
 from bench.frameworks.cucumber_js import runner
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
 from bench.frameworks.cucumber_js.diversify import DiversifiedFile, apply_mutant, diversify_source
@@ -312,7 +313,7 @@ class CucumberJsJudge(Judge):
         still a fresh process in a sandbox of its own; only their wall time overlaps. One at a
         time where the runs could not share the compile cache: it is keyed by the tree's path,
         which only bubblewrap makes the same (``/project``) for trees at different host paths."""
-        wanted = self.options.run_slots or max(1, (os.cpu_count() or 1) // max(1, self.options.workers))
+        wanted = self.options.run_slots or max(1, cores() // max(1, self.options.workers))
         if wanted > 1 and self.require and self.options.isolation != "bwrap":
             return 1
         return max(1, wanted)
