@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.frameworks.cucumber_jvm.cucumber_json import parse_report
-from bench.frameworks.cucumber_jvm.pickles import companion_lines, is_companion, selection
+from bench.frameworks.cucumber_jvm.pickles import COMPANIONS_ONLY, companion_lines, is_companion, selection
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Suite, command
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings
 from bench.frameworks.cucumber_jvm.warm_runner import warm_suite
@@ -93,6 +93,10 @@ def test_companion_lines_and_selection(tmp_path: Path) -> None:
     assert selection("f.feature", 0, (7,), (18,)) == ("f.feature", ())  # the whole file: no companions
     assert selection("f.feature", 7, (7,), (18,)) == ("f.feature:7:18", (18,))  # a companion itself
     assert selection("f.feature", 10) == ("f.feature:10", ())
+    # the companions alone: the baseline a scenario's coverage leaves out
+    assert selection("f.feature", COMPANIONS_ONLY, (7,), (18,)) == ("f.feature:7:18", (7, 18))
+    with pytest.raises(ValueError, match="no setup/teardown"):
+        selection("f.feature", COMPANIONS_ONLY)
     assert is_companion(["@svc", "@setup"], ("setup",), ("teardown",))
     assert is_companion(["teardown"], (), ("@teardown",))
     assert not is_companion(["@svc"], ("setup",), ("teardown",)) and not is_companion(["@setup"], (), ())
@@ -143,6 +147,12 @@ def test_a_run_passes_with_its_companions_passing() -> None:
     assert not _run({7: "passed", 11: "passed", 15: "passed"}, 11, (7,)).passed
     # without companions, exactly the one scenario (as before)
     assert _run({11: "passed"}, 11, ()).passed and not _run({7: "passed", 11: "passed"}, 11, ()).passed
+    # a run of the companions alone: exactly they, passed
+    alone = _run({7: "passed", 18: "passed"}, COMPANIONS_ONLY, (7, 18))
+    assert alone.companions_passed and not alone.passed
+    assert not _run({7: "passed", 18: "failed"}, COMPANIONS_ONLY, (7, 18), exit_code=1).companions_passed
+    assert not _run({7: "passed", 11: "passed", 18: "passed"}, COMPANIONS_ONLY, (7, 18)).companions_passed
+    assert not _run({11: "passed"}, 11, ()).companions_passed  # no companions: not such a run
 
 
 def test_verdicts_and_failures_with_companions() -> None:

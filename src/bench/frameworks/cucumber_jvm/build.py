@@ -50,7 +50,7 @@ from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
 from bench.frameworks.cucumber_jvm.interfaces import interface_groups, scenario_calls
 from bench.frameworks.cucumber_jvm.jacoco import report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
-from bench.frameworks.cucumber_jvm.pickles import is_companion
+from bench.frameworks.cucumber_jvm.pickles import COMPANIONS_ONLY, is_companion
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite, create_archive, run_scenario
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings
 from bench.frameworks.cucumber_jvm.toolchain import JavaToolchain, jacoco_jars
@@ -103,6 +103,36 @@ class _Runs:
         finally:
             shutil.rmtree(out, ignore_errors=True)
             self.progress.advance()
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """What a scenario's JVM runs that is not the scenario's: loading the suite (``load``) and,
+    per feature, its setup/teardown companions (``companions``). Both are left out of the
+    scenario's covered lines, so a test that does nothing covers nothing (the judge leaves out
+    the same: ``CucumberJvmJudge``)."""
+
+    load: dict[str, set[int]]
+    companions: dict[str, dict[str, set[int]]]
+
+    def scenario_lines(self, feature: str, lines: dict[str, set[int]]) -> dict[str, set[int]]:
+        companions = self.companions.get(feature, {})
+        return {f: hit - self.load.get(f, set()) - companions.get(f, set()) for f, hit in lines.items()}
+
+
+def _companion_coverage(runs: _Runs, suite: Suite, features: list[str]) -> dict[str, dict[str, set[int]]]:
+    """The production lines each feature's companion scenarios run alone (one JVM per feature
+    that has any). ``BuildError`` when they fail: every scenario of the feature would too."""
+    found: dict[str, dict[str, set[int]]] = {}
+    for feature in features:
+        if not suite.has_companions(feature):
+            continue
+        run, lines = runs.run(suite, feature, COMPANIONS_ONLY, coverage=True)
+        if not run.companions_passed or lines is None:
+            raise BuildError(f"the setup/teardown scenarios of {feature} do not pass on their own: "
+                             f"{run.output[-400:]}")
+        found[feature] = lines
+    return found
 
 
 def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path, options: BuildOptions,
@@ -169,6 +199,7 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
         if load_cover is None:
             raise BuildError(f"the Cucumber-JVM suite fails to load: {loading.output[-400:]}")
         load_time = {d.key for d in declarations.ran(load_cover)}
+        companion_cover = _companion_coverage(runs, suite, sorted({c.requirement.feature_file for c in candidates}))
 
     traced: dict[str, list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]] = {}
     with timer("isolation_runs"):
@@ -204,8 +235,8 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
     javac = JavacPool(toolchain.java)
     try:
         return _rest(framework, source, out_dir, project_name, project, side, runs, candidates, exclusions, warnings,
-                     features_total, scenarios_total, traced, bound, passing, declarations, load_cover, load_time,
-                     javac, options, progress, timer, workers, tmp)
+                     features_total, scenarios_total, traced, bound, passing, declarations,
+                     _Baseline(load_cover, companion_cover), load_time, javac, options, progress, timer, workers, tmp)
     finally:
         javac.close()
 
@@ -215,7 +246,7 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
           side: Any, runs: _Runs, candidates: list[Candidate], exclusions: list[Any], warnings: list[str],
           features_total: int, scenarios_total: int,
           traced: dict[str, list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]], bound: dict[str, list[Bound]],
-          passing: list[Candidate], declarations: JavaProductionDeclarations, load_cover: dict[str, set[int]],
+          passing: list[Candidate], declarations: JavaProductionDeclarations, baseline: _Baseline,
           load_time: set[str], javac: JavacPool, options: BuildOptions, progress: Progress, timer: StageTimer,
           workers: int, tmp: Path) -> DatasetCard:
     work = project.root
@@ -238,7 +269,7 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
                 for decl in closure.functions:
                     spans += [(HandlerSpan(decl.file, decl.line, decl.end_line), role) for role in sorted(roles)]
             calls[cand.instance_id] = scenario_calls(declarations.ran(lines), reader, spans)
-            covered[cand.instance_id] = {f: hit - set(load_cover.get(f, ())) for f, hit in lines.items()}
+            covered[cand.instance_id] = baseline.scenario_lines(cand.requirement.feature_file, lines)
         instances, gold = _analyse(project_name, source, validated, bound, side, work, options, calls, covered,
                                    load_time)
         if any(hits is None for rows in traced.values() for run, hits in rows if run.passed):

@@ -141,11 +141,21 @@ def companion_steps(root: Path, features: str, setup_tags: tuple[str, ...] = (),
     return sorted(texts)
 
 
+COMPANIONS_ONLY = -1  # a "line" that selects a feature's companions and no scenario of its own
+
+
 def selection(feature: str, line: int, setup: tuple[int, ...] = (),
               teardown: tuple[int, ...] = ()) -> tuple[str, tuple[int, ...]]:
     """cucumber-jvm's ``FILE:LINE[:LINE...]`` for the scenario at ``line`` with its companions
     (cucumber runs the selected pickles in file order), and the companions' lines. ``line`` 0 is
-    the whole file, without companions."""
+    the whole file, without companions; ``COMPANIONS_ONLY`` the companions alone (what every
+    scenario of the feature runs besides its own: the baseline its coverage leaves out), a
+    ``ValueError`` for a feature without any."""
+    if line == COMPANIONS_ONLY:
+        if not setup and not teardown:
+            raise ValueError(f"{feature} has no setup/teardown companion scenarios")
+        companions = tuple(sorted({*setup, *teardown}))
+        return f"{feature}:{':'.join(str(n) for n in companions)}", companions
     if not line:
         return feature, ()
     companions = tuple(sorted({*setup, *teardown} - {line}))

@@ -98,6 +98,10 @@ class Suite:
         setup, teardown = companion_lines(self.root / feature, self.setup_tags, self.teardown_tags)
         return selection(feature, line, setup, teardown)
 
+    def has_companions(self, feature: str) -> bool:
+        """Whether every scenario of ``feature`` runs beside setup/teardown companions."""
+        return any(companion_lines(self.root / feature, self.setup_tags, self.teardown_tags))
+
 
 @dataclass(frozen=True)
 class Jacoco:
@@ -137,6 +141,13 @@ class CucumberJvmRun:
         scenario = self.scenario
         return (not self.timed_out and self.exit_code == 0 and scenario is not None and scenario.passed
                 and all(s.line in self.companions and s.passed for s in self.others))
+
+    @property
+    def companions_passed(self) -> bool:
+        """For a ``COMPANIONS_ONLY`` run: exit status 0 and exactly the companions reported, passed."""
+        return (not self.timed_out and self.exit_code == 0 and bool(self.companions)
+                and sorted(s.line for s in self.report.scenarios) == sorted(self.companions)
+                and all(s.passed for s in self.report.scenarios))
 
 
 def command(suite: Suite, feature: str, line: int, out_dir: Path, *, messages: bool = False,
