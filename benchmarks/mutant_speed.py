@@ -43,6 +43,7 @@ from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
 from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
 from bench.isolation import resolve_mode  # noqa: E402
 from bench.model import Outcome  # noqa: E402
+from bench.production_index import ProductionIndex  # noqa: E402
 from bench.mutation.executor import collect_session, fallback_jobs, load_manifest, pool_for, resolve_fallbacks  # noqa: E402
 from bench.frameworks.behave.fresh import run_fresh  # noqa: E402
 from bench.frameworks.behave.verdict import VerdictOptions, judge  # noqa: E402
@@ -89,6 +90,7 @@ def main() -> None:
         base = build_base(snapshot, Path(tmp) / "base", project.features_dir, project.python_path,
                           project.production, area.fixed_paths, gold_files,
                           diversify_seed=None if args.no_diversify else args.seed)
+        index = ProductionIndex(snapshot, project.production)  # built once per project, as the judge does
         hardened: dict[str, dict[str, str]] = {}
         per_prediction: list[float] = []  # seconds to judge one kill-complete oracle prediction
         runs = {"fresh": 0, "clean": 0, "kills": 0}
@@ -96,7 +98,7 @@ def main() -> None:
         for inst, _ in plan:
             started = time.perf_counter()
             judgement = judge(inst, oracle[inst.id], gold[inst.id], manifest, base, Path(tmp),
-                              VerdictOptions(isolation=isolation, seed=args.seed))
+                              VerdictOptions(isolation=isolation, seed=args.seed), index)
             if judgement.outcome is not Outcome.passed or not set(gold[inst.id].kills) <= judgement.kills:
                 print(f"FAIL {inst.id}: the ground truth is not kill-complete: {judgement.outcome.value} "
                       f"{judgement.detail} {judgement.evidence[:2]}")

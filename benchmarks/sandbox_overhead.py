@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from bench.frameworks.registry import get_framework  # noqa: E402
 from harness.runtime import Runtime  # noqa: E402
 from harness.sandbox.base import SandboxPolicy  # noqa: E402
 from harness.sandbox.bwrap_backend import BwrapSandbox  # noqa: E402
@@ -42,7 +43,8 @@ def _median_ms(fn, n: int) -> float:
 def _workspace(base: Path, name: str) -> Workspace:
     view = base / f"{name}-view"
     (view / "features").mkdir(parents=True)
-    return Workspace.create(view, base / f"{name}-ws", base / f"{name}.git", "features")
+    return Workspace.create(view, base / f"{name}-ws", base / f"{name}.git", "features",
+                            get_framework("behave").test_area(view, "features"))
 
 
 def main() -> None:
