@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench.frameworks.cucumber_js.runner import step_files
 from bench.frameworks.cucumber_js.testside import TestSideJs, strip_bodies
+from bench.frameworks.instance_sites import instance_sites
 from bench.judging import UnsupportedByFramework
 from bench.model import GoldTest
 
@@ -21,8 +22,7 @@ def calibration_files(snapshot: Path, records: list[GoldTest], suite: bool) -> d
         raise UnsupportedByFramework("suite calibration is not implemented for cucumber-js projects")
     record = records[0]
     side = TestSideJs(snapshot, step_files(snapshot))
-    wanted = {(d.file, d.line) for d in record.step_definitions}
-    sites = [s for s in side.sites if (s.file, s.line) in wanted]
+    sites = instance_sites(side.sites, record)
     then_sites = [s for s in sites if s.keyword == "Then"]
     out: dict[str, dict[str, str]] = {"oracle": {}, "empty": {}, "then-stripped": {}}
     for file in sorted({s.file for s in sites}):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from bench.frameworks.cucumber_jvm.language import JavaLanguage
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings, settings_table
+from bench.frameworks.instance_sites import binding_roles, instance_sites
 from bench.frameworks.protocol import Builder, Framework, FreshVerdict, PromptTerms, TestAreaSpec, TestSideView
 from bench.gherkin_reader import FeatureFile
 from bench.judging import Judge, JudgeContext, RunVerdict, UnsupportedByFramework
@@ -206,15 +207,11 @@ class CucumberJvmFramework(Framework):
             raise UnsupportedByFramework("suite calibration is not implemented for cucumber-jvm projects")
         record = records[0]
         side = self.side(snapshot, _features_dir(snapshot))
-        wanted = {(d.file, d.line) for d in record.step_definitions}
-        sites = [s for s in side.sites() if (s.file, s.line) in wanted]
-        if len(sites) != len(wanted):
-            raise UnsupportedByFramework(f"cucumber-jvm: {len(wanted) - len(sites)} of the instance's step methods "
+        sites = instance_sites(side.sites(), record)
+        if len(sites) != len({(d.file, d.line) for d in record.step_definitions}):
+            raise UnsupportedByFramework(f"cucumber-jvm: {len(record.step_definitions) - len(sites)} of the instance's step methods "
                                          f"are not in the snapshot's glue")
-        kinds: dict[str, set[str]] = {}
-        for binding in record.bindings:
-            kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
-        return calibration_files(side, sites, kinds)
+        return calibration_files(side, sites, binding_roles(record))
 
     def workspace_links(self, snapshot: Path) -> dict[str, Path]:
         # the Maven repository is Maven's (~/.m2 or -Dmaven.repo.local), not part of a workspace

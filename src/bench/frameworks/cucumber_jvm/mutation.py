@@ -46,6 +46,7 @@ from bench.frameworks.cucumber_jvm.javac_server import JavacPool
 from bench.frameworks.cucumber_jvm.schemata import PACKAGE, SchemataError, compile_schemata
 from bench.frameworks.cucumber_jvm.warm_runner import WarmRunnerPool, warm_suite
 from bench.frameworks.cucumber_jvm.workspace import JavaProject, compile_variant
+from bench.frameworks.instance_sites import binding_roles, instance_sites
 from bench.frameworks.trees import link_tree
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant
@@ -129,11 +130,8 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
             result.verdicts[mutant.id] = str(verdict)
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
-            sites = [s for s in side.sites() if (s.file, s.line) in {(d.file, d.line) for d in record.step_definitions}]
-            kinds: dict[str, set[str]] = {}
-            for binding in record.bindings:
-                kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
-            files = calibration_files(side, sites, kinds)
+            sites = instance_sites(side.sites(), record)
+            files = calibration_files(side, sites, binding_roles(record))
             empty = variant(files["empty"])
             if isinstance(empty, str):
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")

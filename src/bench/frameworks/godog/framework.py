@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from bench.frameworks.godog.language import GoLanguage
 from bench.frameworks.godog.settings import GodogSettingsError, package_of_feature, required_godog
+from bench.frameworks.instance_sites import binding_roles, instance_sites
 from bench.frameworks.protocol import Builder, Framework, FreshVerdict, PromptTerms, TestAreaSpec, TestSideView
 from bench.gherkin_reader import FeatureFile
 from bench.judging import Judge, JudgeContext, RunVerdict, UnsupportedByFramework
@@ -240,15 +241,11 @@ class GodogFramework(Framework):
         if len(packages) != 1:
             raise UnsupportedByFramework(f"godog: the instance's registrations lie in {len(packages)} packages")
         side = self._side(snapshot, features_dir, packages.pop())
-        wanted = {(d.file, d.line) for d in record.step_definitions}
-        sites = [s for s in side.sites() if (s.file, s.line) in wanted]
-        if len(sites) != len(wanted):
-            raise UnsupportedByFramework(f"godog: {len(wanted) - len(sites)} of the instance's registrations are not "
+        sites = instance_sites(side.sites(), record)
+        if len(sites) != len({(d.file, d.line) for d in record.step_definitions}):
+            raise UnsupportedByFramework(f"godog: {len(record.step_definitions) - len(sites)} of the instance's registrations are not "
                                          f"in the snapshot's test package")
-        kinds: dict[str, set[str]] = {}
-        for binding in record.bindings:
-            kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
-        return calibration_files(side, sites, kinds)
+        return calibration_files(side, sites, binding_roles(record))
 
     def workspace_links(self, snapshot: Path) -> dict[str, Path]:
         # the module cache is the go command's (GOMODCACHE), not a directory of the workspace

@@ -55,6 +55,7 @@ from bench.frameworks.godog.schemata import SchemataError, compile_schemata
 from bench.frameworks.godog.suites import GoSuite, SuitePlan
 from bench.frameworks.godog.testside import calibration_files
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
+from bench.frameworks.instance_sites import binding_roles, instance_sites
 from bench.frameworks.trees import link_tree
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant
@@ -186,7 +187,6 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         record = gold[inst.id]
         suite = suite_of[inst.id]
         side = layout.side(suite.package)
-        sites_of = {s.key: s for s in side.sites()}
         timeout_of_row = row_timeout(record, timeout)
         result = InstanceRuns()
         ground_truth = program("ground-truth", suite, {})
@@ -208,11 +208,8 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             result.verdicts[mutant.id] = str(verdict)
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
-            sites = [sites_of[f"{d.file}:{d.line}"] for d in record.step_definitions if f"{d.file}:{d.line}" in sites_of]
-            kinds: dict[str, set[str]] = {}
-            for binding in record.bindings:
-                kinds.setdefault(f"{binding.binding.file}:{binding.binding.line}", set()).add(binding.role)
-            files = calibration_files(side, sites, kinds)
+            sites = instance_sites(side.sites(), record)
+            files = calibration_files(side, sites, binding_roles(record))
             empty = program("empty", suite, files["empty"])
             if isinstance(empty, str):
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")
