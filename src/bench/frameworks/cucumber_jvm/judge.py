@@ -49,7 +49,8 @@ be told from a verdict run (plain classes, the JaCoCo agent): what it measures (
 calls, which rows reach a mutant, which mutants are decoys) is what the test shows it.
 
 The traced run is a separate JVM per row over the plain production classes (no schemata) with
-the JaCoCo agent, sandboxed too: its covered lines (less what loading the suite covers) give
+the JaCoCo agent, sandboxed too: its covered lines (less what loading the suite and, alone, the feature's
+setup/teardown companions cover) give
 ``coverage_jaccard``, and the production calls of the prediction's bound step methods (the JSON
 formatter's ``match`` → ``TestSideJava.site_for_method`` → the closure's spans → ``CallReader``
 → ``scenario_calls``) the API-call F1, measured as the builder measured the ground truth. Its
