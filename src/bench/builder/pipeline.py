@@ -102,6 +102,22 @@ class Candidate:
     negative_failure: tuple[str, str] | None = None
     positive_workspace: RunWorkspace | None = None
 
+    def record_validation(self, kind: str, passed: bool, failure: tuple[str, str] | None = None,
+                          broken: bool = False) -> None:
+        """One run of the ``kind`` ("positive" or "negative") workspace. ``failure``: why it did
+        not pass (the first one is kept); ``broken``: a negative run whose suite did not even
+        come up (did not build, load or end), which says nothing about the step definitions."""
+        if kind == "positive":
+            self.positive.append(passed)
+            if not passed and self.positive_failure is None:
+                self.positive_failure = failure
+            return
+        self.negative.append(passed)
+        if broken:
+            self.negative_initialized = False
+            if self.negative_failure is None:
+                self.negative_failure = failure
+
 
 class StageTimer:
     def __init__(self) -> None:
@@ -429,16 +445,8 @@ def _validation_runs(pool: WorkerPool, passing: list[Candidate], test_side: Test
     results = pool.map(requests, on_result=lambda i, r: progress.advance())
     for (kind, cand), result in zip(owners, results):
         verdict = classify_run(result, len(cand.requirement.run_lines))
-        if kind == "positive":
-            cand.positive.append(verdict.passed)
-            if not verdict.passed and cand.positive_failure is None:
-                cand.positive_failure = (verdict.reason or "failed", verdict.detail)
-        else:
-            cand.negative.append(verdict.passed)
-            if result.get("exit") != "ok" or result.get("load_error"):
-                cand.negative_initialized = False
-                if cand.negative_failure is None:
-                    cand.negative_failure = (verdict.reason or "failed", verdict.detail)
+        cand.record_validation(kind, verdict.passed, (verdict.reason or "failed", verdict.detail),
+                               broken=result.get("exit") != "ok" or bool(result.get("load_error")))
 
 
 # fresh behave processes that put a failing hook's message into an exclusion's detail (each

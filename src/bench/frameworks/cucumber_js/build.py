@@ -178,12 +178,8 @@ def build_project(framework: CucumberJsFramework, source: ProjectSource, out_dir
                                      enumerate(jobs2)))
         for (cand, kind, _tree), result in zip(jobs2, results2):
             ok = result.passed and len(result.report.pickles) == len(cand.requirement.run_lines)
-            if kind == "positive":
-                cand.positive.append(ok)
-            else:
-                cand.negative.append(ok)
-                if result.timed_out or (result.exit_code not in (0, 1)):
-                    cand.negative_initialized = False
+            cand.record_validation(kind, ok, broken=kind == "negative" and (result.timed_out or
+                                                                            result.exit_code not in (0, 1)))
         shutil.rmtree(tmp / "trees", ignore_errors=True)
     validated = validation_verdicts(passing, exclusions, "its step definitions alone", "its step definitions")
 

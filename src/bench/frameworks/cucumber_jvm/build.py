@@ -387,30 +387,17 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], project
                        f"the {kind} workspace does not compile: {_first_line(variant.compile.output)[:300]}")
             for cand in cands:
                 for _ in range(options.runs):
-                    if kind == "positive":
-                        cand.positive.append(False)
-                        cand.positive_failure = cand.positive_failure or failure
-                    else:
-                        cand.negative.append(False)
-                        cand.negative_initialized = False
-                        cand.negative_failure = cand.negative_failure or failure
+                    cand.record_validation(kind, False, failure, broken=True)
                 progress.advance(len(cand.requirement.run_lines) * options.runs)
             return
         suite = project.suite(variant.classes)
         for cand in cands:
             for _ in range(options.runs):
                 rows = [runs.run(suite, cand.requirement.feature_file, line)[0] for line in cand.requirement.run_lines]
-                ok = all(r.passed for r in rows)
-                if kind == "positive":
-                    cand.positive.append(ok)
-                    if not ok and cand.positive_failure is None:
-                        cand.positive_failure = _failure(next(r for r in rows if not r.passed))
-                else:
-                    cand.negative.append(ok)
-                    broken = [r for r in rows if r.timed_out or not r.report.written]
-                    if broken:
-                        cand.negative_initialized = False
-                        cand.negative_failure = cand.negative_failure or _failure(broken[0])
+                broken = [r for r in rows if r.timed_out or not r.report.written] if kind == "negative" else []
+                failed = [r for r in rows if not r.passed]
+                first = broken or failed
+                cand.record_validation(kind, not failed, _failure(first[0]) if first else None, broken=bool(broken))
         shutil.rmtree(tmp / "variants" / f"{kind}-{n}", ignore_errors=True)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:

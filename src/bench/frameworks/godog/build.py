@@ -414,17 +414,9 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
     build_seconds = 0.0
 
     def record(kind: str, cand: Candidate, rows: list[GodogRun]) -> None:
-        ok = all(r.passed for r in rows)
-        if kind == "positive":
-            cand.positive.append(ok)
-            if not ok and cand.positive_failure is None:
-                cand.positive_failure = _failure(next(r for r in rows if not r.passed))
-        else:
-            cand.negative.append(ok)
-            if any(r.timed_out or r.exit_code not in (0, 1) for r in rows):
-                cand.negative_initialized = False
-                if cand.negative_failure is None:
-                    cand.negative_failure = _failure(next(r for r in rows if r.timed_out or r.exit_code not in (0, 1)))
+        broken = [r for r in rows if r.timed_out or r.exit_code not in (0, 1)] if kind == "negative" else []
+        failed = broken or [r for r in rows if not r.passed]
+        cand.record_validation(kind, not failed, _failure(failed[0]) if failed else None, broken=bool(broken))
 
     pending: list[tuple[Path, list[tuple[str, Candidate, list[Future[GodogRun]]]]]] = []
 
@@ -449,13 +441,7 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
                 failure = ("build_failed", f"the {kind} workspace does not compile: {compile_error(built.output)}")
                 for cand in cands:
                     for _ in range(options.runs):
-                        if kind == "positive":
-                            cand.positive.append(False)
-                            cand.positive_failure = cand.positive_failure or failure
-                        else:
-                            cand.negative.append(False)
-                            cand.negative_initialized = False
-                            cand.negative_failure = cand.negative_failure or failure
+                        cand.record_validation(kind, False, failure, broken=True)
                     progress.advance(len(cand.requirement.run_lines) * options.runs)
                 continue
             batches = []
