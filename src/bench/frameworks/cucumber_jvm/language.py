@@ -48,7 +48,6 @@ schemata build.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ import tree_sitter
 from bench.frameworks.cucumber_jvm.syntax import JavaMethod, java_parser, methods
 from bench.frameworks.protocol import BodyHider, Language
 from bench.model import Mutant
+from bench.mutation.node_mutants import node_mutants
 
 BOUNDARY = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
 NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -158,19 +158,9 @@ def file_mutants(rel: str, text: str) -> list[Mutant]:
 
 
 def site_mutants(rel: str, data: bytes, site: Site) -> list[Mutant]:
-    node, method = site.node, site.method
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    col, end_col = _char_col(data, node.start_byte), _char_col(data, node.end_byte)
-    original = data[node.start_byte:node.end_byte].decode("utf-8")
-    end = method.node.end_point[0] + 1
-    out = []
-    for operator, replacement in site.mutants:
-        digest = hashlib.sha256(f"{rel}\0{line}:{col}-{end_line}:{end_col}\0{operator}\0{replacement}".encode())
-        out.append(Mutant(id=digest.hexdigest()[:16], file=rel, line=line, col=col, end_line=end_line,
-                          end_col=end_col, operator=operator, original=original, replacement=replacement,
-                          function=method.qualname, function_line=method.line,
-                          lines=list(range(line, end_line + 1)), scope=(method.line, end), function_end=end))
-    return out
+    method = site.method
+    return node_mutants(rel, data, site.node, site.mutants, method.qualname, method.line,
+                        method.node.end_point[0] + 1)
 
 
 def file_sites(data: bytes) -> list[Site]:
@@ -514,11 +504,6 @@ def _text(node: tree_sitter.Node) -> str:
 def _bytes(node: tree_sitter.Node) -> bytes:
     text = node.text
     return text if text is not None else b""
-
-
-def _char_col(data: bytes, byte: int) -> int:
-    line_start = data.rfind(b"\n", 0, byte) + 1
-    return len(data[line_start:byte].decode("utf-8", errors="replace"))
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:

@@ -34,7 +34,6 @@ therefore lists *candidates*; the builder keeps those of the compiled schemata b
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ import tree_sitter
 from bench.frameworks.godog.syntax import GoFunction, functions, go_parser
 from bench.frameworks.protocol import BodyHider, Language
 from bench.model import Mutant
+from bench.mutation.node_mutants import node_mutants
 
 BOUNDARY = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
 NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -121,20 +121,9 @@ def file_mutants(rel: str, text: str) -> list[Mutant]:
 
 
 def site_mutants(rel: str, data: bytes, site: Site) -> list[Mutant]:
-    node, function = site.node, site.function
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    col, end_col = _char_col(data, node.start_byte), _char_col(data, node.end_byte)
-    original = node.text.decode("utf-8")
-    out = []
-    for operator, replacement in site.mutants:
-        digest = hashlib.sha256(f"{rel}\0{line}:{col}-{end_line}:{end_col}\0{operator}\0{replacement}".encode())
-        out.append(Mutant(id=digest.hexdigest()[:16], file=rel, line=line, col=col, end_line=end_line,
-                          end_col=end_col, operator=operator, original=original, replacement=replacement,
-                          function=function.qualname, function_line=function.line,
-                          lines=list(range(line, end_line + 1)),
-                          scope=(function.line, function.node.end_point[0] + 1),
-                          function_end=function.node.end_point[0] + 1))
-    return out
+    function = site.function
+    return node_mutants(rel, data, site.node, site.mutants, function.qualname, function.line,
+                        function.node.end_point[0] + 1)
 
 
 def file_sites(data: bytes) -> list[Site]:
@@ -340,11 +329,6 @@ def _in_block(node: tree_sitter.Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type in ("statement_list", "block", "expression_case",
                                                   "default_case", "communication_case", "type_case")
-
-
-def _char_col(data: bytes, byte: int) -> int:
-    line_start = data.rfind(b"\n", 0, byte) + 1
-    return len(data[line_start:byte].decode("utf-8", errors="replace"))
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:
