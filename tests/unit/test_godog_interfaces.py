@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations, HandlerSpan
+from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations
 from bench.frameworks.godog.hiding import hide_go_bodies
 from bench.frameworks.godog.interfaces import hidden_declarations, interface_groups, scenario_calls
 

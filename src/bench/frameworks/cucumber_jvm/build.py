@@ -45,7 +45,8 @@ from bench.builder.pipeline import (
 )
 from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import ROLES, Bound, analyse, site_roles
-from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaProductionDeclarations
+from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaProductionDeclarations
 from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
 from bench.frameworks.cucumber_jvm.interfaces import interface_groups, scenario_calls
 from bench.frameworks.cucumber_jvm.jacoco import report

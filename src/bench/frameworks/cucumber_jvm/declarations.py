@@ -56,6 +56,7 @@ from typing import Literal
 import tree_sitter
 
 from bench.builder.interfaces import DeclarationRecord
+from bench.frameworks.call_reader import HandlerSpan, SyntaxCallReader
 from bench.frameworks.cucumber_jvm.language import production_files
 from bench.frameworks.cucumber_jvm.syntax import (
     TYPE_DECLARATIONS,
@@ -424,17 +425,6 @@ def _any_between(sorted_lines: list[int], low: int, high: int) -> bool:
 
 
 # --------------------------------------------------------------------------- calls
-@dataclass(frozen=True)
-class HandlerSpan:
-    """A step method or a test-side helper it reaches (a method, a constructor, or a lambda
-    given to a Java 8 step registrar), from its first line (its first annotation's, or its
-    name's) to the line of its closing ``}``."""
-
-    file: str  # relative to the project root
-    start_line: int
-    end_line: int
-
-
 @dataclass
 class _Frame:
     """An enclosing class of a call in the test file: what it declares and extends."""
@@ -452,48 +442,15 @@ class _TestFile:
     frames: dict[tuple[int, int], _Frame] = field(default_factory=dict)  # by the class node's byte span
 
 
-class CallReader:
+class CallReader(SyntaxCallReader[_TestFile, JavaDeclaration]):
     """The production declarations a step method's code calls directly (candidates by name and
     arity; the caller keeps those that ran), one parse per file. Test-side helpers are not
     followed: pass their spans too (the test side's closure of a step)."""
 
     def __init__(self, root: Path, declarations: JavaProductionDeclarations) -> None:
-        self.root = root
+        super().__init__(root)
         self.declarations = declarations
-        self._files: dict[str, _TestFile] = {}
 
-    def calls(self, span: HandlerSpan) -> set[JavaDeclaration]:
-        parsed = self._file(span.file)
-        found: set[JavaDeclaration] = set()
-        for node in self._roots(parsed, span):
-            stack = [node]
-            while stack:
-                current = stack.pop()
-                found.update(self._callee(parsed, current))
-                stack.extend(current.named_children)
-        return found
-
-    def _roots(self, parsed: _TestFile, span: HandlerSpan) -> list[tree_sitter.Node]:
-        """The body of the method or lambda whose lines are the span's; else every node inside it."""
-        for node in parsed.functions:
-            name = node.child_by_field_name("name")
-            starts = {node.start_point[0] + 1} | ({name.start_point[0] + 1} if name is not None else set())
-            if span.start_line in starts and node.end_point[0] + 1 == span.end_line:
-                body = node.child_by_field_name("body")
-                return [body] if body is not None else []
-        inside: list[tree_sitter.Node] = []
-        stack = [parsed.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.end_point[0] + 1 < span.start_line or node.start_point[0] + 1 > span.end_line:
-                continue
-            if node.start_point[0] + 1 >= span.start_line and node.end_point[0] + 1 <= span.end_line:
-                inside.append(node)
-            else:
-                stack.extend(node.named_children)
-        return inside
-
-    # ------------------------------------------------------------------ one node
     def _callee(self, parsed: _TestFile, node: tree_sitter.Node) -> list[JavaDeclaration]:
         if node.type == "method_invocation":
             return self._invocation(parsed, node)
@@ -642,9 +599,7 @@ class CallReader:
             inner, current = current, current.parent
         return frames
 
-    def _file(self, file: str) -> _TestFile:
-        if file in self._files:
-            return self._files[file]
+    def _parse(self, file: str) -> _TestFile:
         tree = java_parser().parse((self.root / file).read_bytes())
         directory = (self.root / file).parent
         scope = _scope(tree.root_node, frozenset(p.stem for p in directory.glob("*.java")))
@@ -670,7 +625,6 @@ class CallReader:
             stack.extend(node.named_children)
         functions.sort(key=lambda n: n.start_byte)  # outermost first among equal lines
         parsed = _TestFile(tree, scope, variables, functions)
-        self._files[file] = parsed
         return parsed
 
 

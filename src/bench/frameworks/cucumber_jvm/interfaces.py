@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bench.builder.interfaces import ScenarioCalls, hidden_declarations
-from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaDeclaration
+from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaDeclaration
 from bench.model import InterfaceGroup
 
 WHEN_THEN = ("when", "then")

@@ -73,9 +73,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, rows_covering
+from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.cucumber_jvm import runner
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
-from bench.frameworks.cucumber_jvm.declarations import CallReader, HandlerSpan, JavaProductionDeclarations
+from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaProductionDeclarations
 from bench.frameworks.cucumber_jvm.failure import clean_run_failure
 from bench.frameworks.cucumber_jvm.framework import run_verdict
 from bench.frameworks.cucumber_jvm.interfaces import scenario_calls

@@ -47,8 +47,9 @@ from bench.builder.pipeline import (
 )
 from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import Bound, analyse, site_roles
+from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.godog.cucumber_json import StepResult
-from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations, HandlerSpan
+from bench.frameworks.godog.declarations import CallReader, GoDeclaration, GoProductionDeclarations
 from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.framework import GodogFramework
 from bench.frameworks.godog.interfaces import ScenarioCalls, interface_groups, scenario_calls

@@ -31,6 +31,7 @@ from typing import Literal
 import tree_sitter
 
 from bench.builder.interfaces import DeclarationRecord
+from bench.frameworks.call_reader import SyntaxCallReader
 from bench.frameworks.godog.hiding import import_name
 from bench.frameworks.godog.language import production_files
 from bench.frameworks.godog.syntax import functions, go_parser
@@ -141,16 +142,6 @@ def _any_between(sorted_lines: list[int], low: int, high: int) -> bool:
 
 
 # --------------------------------------------------------------------------- calls
-@dataclass(frozen=True)
-class HandlerSpan:
-    """A step handler or a test-side helper it reaches: a top-level function or method, or a
-    ``func`` literal, from the line of its ``func`` keyword to the line of its closing ``}``."""
-
-    file: str  # relative to the module root
-    start_line: int
-    end_line: int
-
-
 @dataclass
 class _TestFile:
     tree: tree_sitter.Tree
@@ -160,44 +151,14 @@ class _TestFile:
     functions: list[tree_sitter.Node] = field(default_factory=list)
 
 
-class CallReader:
+class CallReader(SyntaxCallReader[_TestFile, GoDeclaration]):
     """The production declarations a handler's code calls directly (candidates by name; the
     caller keeps those that ran), one parse per file. Test-side helpers are not followed:
     pass their spans too (the test side's closure of a registration)."""
 
     def __init__(self, root: Path, declarations: GoProductionDeclarations) -> None:
-        self.root = root
+        super().__init__(root)
         self.declarations = declarations
-        self._files: dict[str, _TestFile] = {}
-
-    def calls(self, span: HandlerSpan) -> set[GoDeclaration]:
-        parsed = self._file(span.file)
-        found: set[GoDeclaration] = set()
-        for node in self._roots(parsed, span):
-            stack = [node]
-            while stack:
-                current = stack.pop()
-                found.update(self._callee(parsed, current))
-                stack.extend(current.named_children)
-        return found
-
-    def _roots(self, parsed: _TestFile, span: HandlerSpan) -> list[tree_sitter.Node]:
-        """The body of the function whose lines are the span's; else every node inside it."""
-        for node in parsed.functions:
-            if node.start_point[0] + 1 == span.start_line and node.end_point[0] + 1 == span.end_line:
-                body = node.child_by_field_name("body")
-                return [body] if body is not None else []
-        inside: list[tree_sitter.Node] = []
-        stack = [parsed.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.end_point[0] + 1 < span.start_line or node.start_point[0] + 1 > span.end_line:
-                continue
-            if node.start_point[0] + 1 >= span.start_line and node.end_point[0] + 1 <= span.end_line:
-                inside.append(node)
-            else:
-                stack.extend(node.named_children)
-        return inside
 
     def _callee(self, parsed: _TestFile, node: tree_sitter.Node) -> list[GoDeclaration]:
         if node.type == "call_expression":
@@ -237,9 +198,7 @@ class CallReader:
             found += self.declarations.functions.get((path, name), ())
         return found
 
-    def _file(self, file: str) -> _TestFile:
-        if file in self._files:
-            return self._files[file]
+    def _parse(self, file: str) -> _TestFile:
         tree = go_parser().parse((self.root / file).read_bytes())
         imports: dict[str, str] = {}
         dots: list[str] = []
@@ -271,5 +230,4 @@ class CallReader:
                 parsed.functions.append(node)
             stack.extend(node.named_children)
         parsed.functions.sort(key=lambda n: n.start_byte)  # outermost first among equal lines
-        self._files[file] = parsed
         return parsed

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bench.builder.interfaces import ScenarioCalls, hidden_declarations
-from bench.frameworks.godog.declarations import CallReader, GoDeclaration, HandlerSpan
+from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.godog.declarations import CallReader, GoDeclaration
 from bench.model import InterfaceGroup
 
 WHEN_THEN = ("when", "then")

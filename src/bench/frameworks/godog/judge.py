@@ -45,7 +45,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations, HandlerSpan
+from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations
 from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.failure import clean_run_failure
 from bench.frameworks.godog.interfaces import scenario_calls
