@@ -190,7 +190,8 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
         instances, updated, results, schemata,
         warm_runner_restarts=ground_truth.restarts, phase_seconds=timed.seconds,
         instances_resumed=checkpoint.reused if checkpoint else 0,
-        covered_lines="JaCoCo's covered lines of the traced run less what loading the suite covers")
+        covered_lines="JaCoCo's covered lines of the traced run less what loading the suite and, per feature, "
+                      "its setup/teardown companions alone cover")
     return mutants, updated, summary
 
 
