@@ -46,6 +46,10 @@ def build(
         help="install the project's missing runtime dependencies into an environment of its own "
              "(cached by dependency set; req2test's own is never changed).")] = False,
     mutants: Annotated[bool, typer.Option(help="Generate mutants and record ground-truth kills (stage IV).")] = True,
+    mutant_workers: Annotated[int, typer.Option(
+        "--mutant-workers", min=0, metavar="N",
+        help="godog and cucumber-jvm: mutant runs at a time (default: as --workers). Raise it for a suite "
+             "whose runs mostly wait (servers, timers) and leave the cores idle.")] = 0,
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
@@ -63,9 +67,12 @@ def build(
       req2test build examples/tinyshop -o datasets/tinyshop
 
       req2test build python-docx==1.2.0 -o datasets/python-docx --install-deps
+
+      req2test build ../coddy-agent -o datasets/coddy --workers 2 --mutant-workers 6
     """
     options = BuildOptions(runs=runs, timeout=timeout, shared_threshold=shared_threshold, name=name,
-                           install_deps=install_deps, force=force, mutants=mutants, isolation=isolation)
+                           install_deps=install_deps, force=force, mutants=mutants, isolation=isolation,
+                           mutant_workers=mutant_workers)
     if workers:
         options.workers = workers
     progress = progress_for(quiet)

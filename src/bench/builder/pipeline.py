@@ -76,6 +76,9 @@ class BuildOptions:
     install_deps: bool = False
     force: bool = False
     mutants: bool = True
+    # processes at a time in the mutant stage of godog and cucumber-jvm (0: ``workers``): a suite
+    # whose runs mostly wait (httptest servers, a TUI, timers: coddy-agent) keeps few cores busy
+    mutant_workers: int = 0
     # the assertion-dependent subset: infer kills whose failure came before any Then step
     # definition ran (False: run the stripped test against every kill; a cross-check)
     infer_stripped: bool = True

@@ -285,8 +285,9 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
         with timer("mutants"):
             try:
                 mutants, gold, mutation = run_mutation_stage(framework, project, side, instances, gold, row_coverage,
-                                                             javac, runs.archive, options.timeout, workers,
-                                                             progress, tmp, checkpoint_for(out_dir, source.sha256))
+                                                             javac, runs.archive, options.timeout,
+                                                             options.mutant_workers or workers, progress, tmp,
+                                                             checkpoint_for(out_dir, source.sha256))
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):

@@ -273,7 +273,8 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 mutants, gold, mutation = run_mutation_stage(
                     framework, work, list(source.production), layout, list(settings.tags),
                     {i.id: suite_of[i.id] for i in instances}, instances, gold, row_coverage, toolchain,
-                    options.timeout, workers, progress, tmp, checkpoint_for(out_dir, source.sha256))
+                    options.timeout, options.mutant_workers or workers, progress, tmp,
+                    checkpoint_for(out_dir, source.sha256))
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):
