@@ -2,7 +2,7 @@
 
     core  ←  frameworks  ←  bench  ←  harness  ←  cli
 
-- **core** (``CORE``): the models, the protocol, the judging types, the registries, the Gherkin
+- **core** (``CORE``): the models, the protocol, the judging types, the registries, the core count (``bench.cores``), the Gherkin
   reader. It imports nothing else of ours at run time (``if TYPE_CHECKING:`` imports are types
   only), so a framework and every consumer can depend on it without cycles.
 - **frameworks**: ``bench/frameworks/<name>/``. A framework imports core and bench's toolkit
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tests.unit.test_cli_not_imported import SRC, modules
 
-CORE = {"bench", "bench.model", "bench.schema", "bench.judging", "bench.registry", "bench.progress",
+CORE = {"bench", "bench.model", "bench.schema", "bench.judging", "bench.registry", "bench.progress", "bench.cores",
         "bench.gherkin_reader", "bench.frameworks", "bench.frameworks.protocol", "bench.frameworks.registry"}
 ORCHESTRATION = ("bench.evaluate", "bench.calibrate", "bench.suite", "bench.history", "bench.report",
                  "bench.explorer", "bench.runs", "bench.runlog", "bench.compare", "bench.cli")
