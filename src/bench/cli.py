@@ -10,7 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from bench import stopping
 from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
+from bench.builder.schemata_stage import CHECKPOINT_DIR
 from bench.cli_options import json_option, old_spelling, quiet_option, renamed, workers_option
 from bench.console import console, out, progress_for
 from bench.cores import per_core
@@ -81,7 +83,13 @@ def build(
     except BuildError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise fail("interrupted; nothing was written to the output directory", 130) from None
+        stopping.stop()  # nothing the build started is left running
+        kept = output / CHECKPOINT_DIR / "mutant-runs"
+        done = sum(1 for _ in kept.glob("*.json")) if kept.is_dir() else 0
+        if done:
+            raise fail(f"interrupted; the mutant runs of {done} instance(s) are kept under {output}/: run the same "
+                       "command again to resume", 130) from None
+        raise fail("interrupted; no dataset was written", 130) from None
     finally:
         progress.close()
     if not quiet:

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from bench import stopping
 from bench.builder.stats import mutation_statistics
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant, StepDefRef
@@ -138,6 +139,8 @@ class RunsCheckpoint:
                 progress.advance()
                 return found
             result = judge(inst)
+            if stopping.requested():  # an interrupt killed its runs midway: judged by nobody, not saved
+                raise KeyboardInterrupt
             self.save(inst.id, key, result)
             return result
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import secrets
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench import stopping
 from bench.builder.schemata_stage import (
     MIN_TIMEOUT,
     TIMEOUT_FACTOR,
@@ -124,6 +124,7 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
             return result
         coverage = row_coverage.get(inst.id) or {line: None for line in inst.requirement.run_lines}
         for mutant in pools[inst.id]:
+            stopping.check()  # interrupted: no new process (the ones in flight are killed)
             verdict = run_rows(ground_truth, inst, schemata.numbers[mutant.id], timeout_of_row,
                                rows_covering(coverage, mutant))
             result.runs += 1
@@ -176,8 +177,10 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
     try:
         judge = judge_instance if checkpoint is None else checkpoint.judged(judge_instance, gold, pools,
                                                                              row_coverage, progress)
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            results = dict(zip((i.id for i in order), pool.map(judge, order)))
+        # an interrupt ends the runs in flight and keeps what the checkpoint saved (stopping.StoppablePool)
+        with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
+            futures = [(i.id, pool.submit(judge, i)) for i in order]
+            results = {instance_id: stopping.result(future) for instance_id, future in futures}
     finally:
         ground_truth.close()
         shutil.rmtree(scratch, ignore_errors=True)

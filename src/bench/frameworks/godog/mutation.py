@@ -31,11 +31,11 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench import stopping
 from bench.builder.schemata_stage import (
     FRESH_SAMPLE,
     InstanceRuns,
@@ -203,6 +203,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             return rows_covering(coverage, by_id[mutant_id])
 
         for mutant in pools[inst.id]:
+            stopping.check()  # interrupted: no new process (the ones in flight are killed)
             verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], timeout_of_row, rows=rows(mutant.id))
             result.runs += 1
             result.verdicts[mutant.id] = str(verdict)
@@ -247,8 +248,10 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
     order = sorted(instances, key=lambda i: -len(pools[i.id]))  # the largest pools first: the slots end together
     judge = judge_instance if checkpoint is None else checkpoint.judged(judge_instance, gold, pools, row_coverage,
                                                                          progress)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = dict(zip((i.id for i in order), pool.map(judge, order)))
+    # an interrupt ends the runs in flight and keeps what the checkpoint saved (stopping.StoppablePool)
+    with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
+        futures = [(i.id, pool.submit(judge, i)) for i in order]
+        results = {instance_id: stopping.result(future) for instance_id, future in futures}
     timed("runs")
 
     updated = gold_updates(instances, gold, pools, results, by_id)
