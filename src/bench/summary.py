@@ -106,8 +106,8 @@ def _unguarded(rows: Rows) -> list[str]:
     """A judge that could not switch its in-process guard on says so per judgement
     (``confirmation.guard`` = ``"off…"``); one line here, so a whole dataset judged unguarded
     is not noticed only by reading results.jsonl (js-algorand-sdk was, for three stops)."""
-    off = [str((r.get("confirmation") or {}).get("guard")) for r in rows
-           if str((r.get("confirmation") or {}).get("guard", "")).startswith("off")]
+    guards = [str((r.get("confirmation") or {}).get("guard", "")) for r in rows]
+    off = [guard for guard in guards if guard.startswith("off")]
     if not off:
         return []
     reason = Counter(off).most_common(1)[0][0]

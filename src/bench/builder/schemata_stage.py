@@ -147,6 +147,19 @@ class RunsCheckpoint:
         return judge_or_reuse
 
 
+def judge_instances(judge: Callable[[Instance], InstanceRuns], instances: list[Instance], records: dict[str, GoldTest],
+                    pools: dict[str, list[Mutant]], coverage: dict[str, RowCoverage], workers: int,
+                    progress: Progress, checkpoint: RunsCheckpoint | None) -> dict[str, InstanceRuns]:
+    """``judge`` over ``instances``, ``workers`` at a time, the largest pools first (the slots end
+    together), each saved to and reused from ``checkpoint``. An interrupt ends the runs in flight
+    and keeps what the checkpoint saved (``stopping.StoppablePool``)."""
+    order = sorted(instances, key=lambda i: -len(pools[i.id]))
+    judged = judge if checkpoint is None else checkpoint.judged(judge, records, pools, coverage, progress)
+    with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
+        futures = [(i.id, pool.submit(judged, i)) for i in order]
+        return {instance_id: stopping.result(future) for instance_id, future in futures}
+
+
 def checkpoint_for(out_dir: Path, project_sha256: str) -> RunsCheckpoint:
     return RunsCheckpoint(Path(out_dir) / CHECKPOINT_DIR / "mutant-runs", project_sha256)
 
@@ -241,4 +254,4 @@ def fresh_check(framework: Any, root: Path, instances: list[Instance], gold: dic
 
 
 __all__ = ["FRESH_SAMPLE", "MIN_TIMEOUT", "TIMEOUT_FACTOR", "InstanceRuns", "RowCoverage", "fresh_check",
-           "gold_updates", "row_timeout", "rows_covering", "stage_summary", "stripped_targets"]
+           "gold_updates", "judge_instances", "row_timeout", "rows_covering", "stage_summary", "stripped_targets"]

@@ -49,7 +49,7 @@ from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaProductionDeclarations
 from bench.frameworks.cucumber_jvm.framework import CucumberJvmFramework
 from bench.frameworks.cucumber_jvm.interfaces import interface_groups, scenario_calls
-from bench.frameworks.cucumber_jvm.jacoco import report
+from bench.frameworks.cucumber_jvm.jacoco import CoverageBaseline, report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
 from bench.frameworks.cucumber_jvm.pickles import COMPANIONS_ONLY, is_companion
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite, create_archive, run_scenario
@@ -104,21 +104,6 @@ class _Runs:
         finally:
             shutil.rmtree(out, ignore_errors=True)
             self.progress.advance()
-
-
-@dataclass(frozen=True)
-class _Baseline:
-    """What a scenario's JVM runs that is not the scenario's: loading the suite (``load``) and,
-    per feature, its setup/teardown companions (``companions``). Both are left out of the
-    scenario's covered lines, so a test that does nothing covers nothing (the judge leaves out
-    the same: ``CucumberJvmJudge``)."""
-
-    load: dict[str, set[int]]
-    companions: dict[str, dict[str, set[int]]]
-
-    def scenario_lines(self, feature: str, lines: dict[str, set[int]]) -> dict[str, set[int]]:
-        companions = self.companions.get(feature, {})
-        return {f: hit - self.load.get(f, set()) - companions.get(f, set()) for f, hit in lines.items()}
 
 
 def _companion_coverage(runs: _Runs, suite: Suite, features: list[str]) -> dict[str, dict[str, set[int]]]:
@@ -237,7 +222,7 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
     try:
         return _rest(framework, source, out_dir, project_name, project, side, runs, candidates, exclusions, warnings,
                      features_total, scenarios_total, traced, bound, passing, declarations,
-                     _Baseline(load_cover, companion_cover), load_time, javac, options, progress, timer, workers, tmp)
+                     CoverageBaseline(load_cover, companion_cover), load_time, javac, options, progress, timer, workers, tmp)
     finally:
         javac.close()
 
@@ -247,7 +232,7 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
           side: Any, runs: _Runs, candidates: list[Candidate], exclusions: list[Any], warnings: list[str],
           features_total: int, scenarios_total: int,
           traced: dict[str, list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]], bound: dict[str, list[Bound]],
-          passing: list[Candidate], declarations: JavaProductionDeclarations, baseline: _Baseline,
+          passing: list[Candidate], declarations: JavaProductionDeclarations, baseline: CoverageBaseline,
           load_time: set[str], javac: JavacPool, options: BuildOptions, progress: Progress, timer: StageTimer,
           workers: int, tmp: Path) -> DatasetCard:
     work = project.root

@@ -95,3 +95,18 @@ def report(java: str, cli: Path, exec_file: Path, classes: Path, sources: Path, 
         return ReportResult(parse_xml(xml_out.read_text(encoding="utf-8")), "", seconds)
     except ValueError as exc:
         return ReportResult(None, str(exc), seconds)
+
+
+@dataclass(frozen=True)
+class CoverageBaseline:
+    """What a scenario's JVM runs that is not the scenario's: loading the suite (``load``) and,
+    per feature, its setup/teardown companions run alone (``companions``). The builder leaves
+    both out of the ground truth's covered lines and the judge out of a prediction's, so a test
+    that does nothing covers nothing."""
+
+    load: dict[str, set[int]]
+    companions: dict[str, dict[str, set[int]]]
+
+    def scenario_lines(self, feature: str, lines: dict[str, set[int]]) -> dict[str, set[int]]:
+        companions = self.companions.get(feature, {})
+        return {f: hit - self.load.get(f, set()) - companions.get(f, set()) for f, hit in lines.items()}

@@ -80,6 +80,7 @@ from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaProductio
 from bench.frameworks.cucumber_jvm.failure import clean_run_failure
 from bench.frameworks.cucumber_jvm.framework import run_verdict
 from bench.frameworks.cucumber_jvm.interfaces import scenario_calls
+from bench.frameworks.cucumber_jvm.jacoco import CoverageBaseline
 from bench.frameworks.cucumber_jvm.jacoco import report as jacoco_report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
 from bench.frameworks.cucumber_jvm.pickles import COMPANIONS_ONLY
@@ -183,8 +184,7 @@ class _Session:
     archive: Path | None
     jacoco: Jacoco
     cli: Path
-    load_lines: dict[str, set[int]]
-    companion_lines: dict[str, dict[str, set[int]]]  # per feature: what its companions run alone
+    baseline: CoverageBaseline  # what loading the suite and each feature's companions cover
     java: str  # the JDK's own launcher, resolved
     seconds: float
 
@@ -291,6 +291,7 @@ class CucumberJvmJudge(Judge):
         archived = runner.create_archive(loading, list(project.dependencies), feature, 0, self.tmp / "cds",
                                          timeout=self.options.timeout)
         jacoco = Jacoco(agent, (self.settings.production_package,))
+
         def covered_by(run: CucumberJvmRun) -> dict[str, set[int]] | None:
             """The production lines a trusted run of the plain project ran (None: no report)."""
             if run.exec_file is None:
@@ -303,19 +304,19 @@ class CucumberJvmJudge(Judge):
                                        jacoco=jacoco, timeout=self.options.timeout)
         load_lines = covered_by(load_run) or {}
         # what a feature's setup/teardown companions run alone, as the builder left it out of
-        # the ground truth's covered lines (build._Baseline): a test that does nothing covers nothing
-        companion_lines: dict[str, dict[str, set[int]]] = {}
+        # the ground truth's covered lines: a test that does nothing covers nothing
+        companion_cover: dict[str, dict[str, set[int]]] = {}
         for path in features:
             rel = path.relative_to(work).as_posix()
             if not plain.has_companions(rel):
                 continue
-            run = runner.run_scenario(plain, rel, COMPANIONS_ONLY, self.tmp / "companions" / str(len(companion_lines)),
+            run = runner.run_scenario(plain, rel, COMPANIONS_ONLY, self.tmp / "companions" / str(len(companion_cover)),
                                       archive=archived.archive, jacoco=jacoco, timeout=self.options.timeout)
             lines = covered_by(run) if run.companions_passed else None
             if lines is None:
                 raise RuntimeError(f"cucumber-jvm: the setup/teardown scenarios of {rel} do not pass on their own "
                                    f"in the shipped project: {run.output[-300:]}")
-            companion_lines[rel] = lines
+            companion_cover[rel] = lines
         if use_bwrap:
             readonly = [Path(p) for p in project.dependencies] + [self.tmp / "schemata-classes", main_resources,
                                                                   project.resources, project.classes, agent]
@@ -325,7 +326,7 @@ class CucumberJvmJudge(Judge):
         return _Session(project=project, data=data, schemata_classes=self.tmp / "schemata-classes",
                         main_resources=main_resources, numbers=schemata.numbers, null_numbers=null_numbers,
                         missing=sorted(set(self.mutants) - set(schemata.numbers)), archive=archived.archive,
-                        jacoco=jacoco, cli=cli, load_lines=load_lines, companion_lines=companion_lines, java=java,
+                        jacoco=jacoco, cli=cli, baseline=CoverageBaseline(load_lines, companion_cover), java=java,
                         seconds=time.monotonic() - started)
 
     # ------------------------------------------------------------------ submission check
@@ -643,9 +644,7 @@ class _Verdict:
         for hits in per_row.values():
             for file, hit in (hits or {}).items():
                 lines.setdefault(file, set()).update(hit)
-        companions = session.companion_lines.get(req.feature_file, {})
-        covered = {f: sorted(hit - session.load_lines.get(f, set()) - companions.get(f, set()))
-                   for f, hit in sorted(lines.items())}
+        covered = {f: sorted(hit) for f, hit in sorted(session.baseline.scenario_lines(req.feature_file, lines).items())}
         api = self.api(rows, lines, classes)
         return RunTrace(coverage={f: v for f, v in covered.items() if v}, api=api), per_row, instrumented
 

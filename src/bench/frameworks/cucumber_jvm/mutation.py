@@ -35,6 +35,7 @@ from bench.builder.schemata_stage import (
     RowCoverage,
     RunsCheckpoint,
     gold_updates,
+    judge_instances,
     row_timeout,
     rows_covering,
     stage_summary,
@@ -173,14 +174,8 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
 
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, warm JVMs, a class loader per run)",
                    len(instances))
-    order = sorted(instances, key=lambda i: -len(pools[i.id]))
     try:
-        judge = judge_instance if checkpoint is None else checkpoint.judged(judge_instance, gold, pools,
-                                                                             row_coverage, progress)
-        # an interrupt ends the runs in flight and keeps what the checkpoint saved (stopping.StoppablePool)
-        with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
-            futures = [(i.id, pool.submit(judge, i)) for i in order]
-            results = {instance_id: stopping.result(future) for instance_id, future in futures}
+        results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress, checkpoint)
     finally:
         ground_truth.close()
         shutil.rmtree(scratch, ignore_errors=True)
