@@ -82,3 +82,43 @@ def test_calibration_is_exact_and_the_empty_test_covers_nothing(shop_dataset: Pa
     for row in rows["empty"]:
         assert row["outcome"] == "pass" and row["generated_kills"] == 0, row
         assert row["coverage_jaccard"] == 0.0, row  # was the companions' share before they were left out
+
+
+class _StopInMutantRuns:
+    """A display that raises KeyboardInterrupt when the mutant stage finishes its first instance
+    (as Ctrl-C would arrive) and keeps the build's log lines."""
+
+    def __init__(self, stop: bool) -> None:
+        self.stop, self.stage_name, self.lines = stop, "", []
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        self.stage_name = name
+
+    def advance(self, n: int = 1) -> None:
+        if self.stop and self.stage_name.startswith("mutant runs"):
+            raise KeyboardInterrupt
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_a_killed_build_resumes_without_running_its_scenarios_again(shop_dataset: Path, tmp_path: Path) -> None:
+    """After a build died in its mutant stage, the same command replays the isolation and
+    validation runs it had finished (``bench.builder.run_memo``) instead of starting a JVM for
+    each again, and ends with the uninterrupted build's instances and gold."""
+    project = tmp_path / "javashop"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target"))
+    out = tmp_path / "ds"
+    with pytest.raises(KeyboardInterrupt):
+        build_dataset(str(project), out, BuildOptions(workers=2, runs=2), progress=_StopInMutantRuns(stop=True))
+    kept = list((out / ".req2test-checkpoint" / "stage-runs").glob("*.pickle"))
+    # 3 instances x 2 repetitions (isolation) + positive and negative x 2 (validation), the outline's 2 rows each
+    assert len(kept) == (3 + 1) * 2 * 3, len(kept)
+    resumed = _StopInMutantRuns(stop=False)
+    build_dataset(str(project), out, BuildOptions(workers=2, runs=2), progress=resumed)
+    assert f"resumed {len(kept)} isolation/validation runs" in "\n".join(resumed.lines), resumed.lines
+    assert not (out / ".req2test-checkpoint").exists()
+    ours, reference = load_dataset(out), load_dataset(shop_dataset)
+    assert [i.id for i in ours.instances] == [i.id for i in reference.instances]
+    assert {i: (g.kills, g.covered_lines, g.pool) for i, g in ours.load_gold().items()} == \
+        {i: (g.kills, g.covered_lines, g.pool) for i, g in reference.load_gold().items()}

@@ -156,6 +156,22 @@ def test_a_build_with_mutants_calibrates_exactly(tmp_path: Path) -> None:
     assert any(r["mutant_recall"] > 0 for r in rows["then-stripped"])
 
 
+class _Logged:
+    """A display that keeps the build's log lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
 class _StopInMutantRuns:
     """A display that raises KeyboardInterrupt at the second instance the mutant stage finishes,
     as Ctrl-C would arrive: the build dies part-way through its longest stage."""
@@ -179,8 +195,9 @@ class _StopInMutantRuns:
 
 def test_a_killed_build_resumes_its_mutant_stage(tmp_path: Path) -> None:
     """The same command after a build died in its mutant stage reuses every instance it had
-    judged (``.req2test-checkpoint`` in the output directory) and ends with the same gold as an
-    uninterrupted build; the checkpoint is gone once the dataset is written."""
+    judged and every isolation and validation run (``.req2test-checkpoint`` in the output
+    directory) and ends with the same gold as an uninterrupted build; the checkpoint is gone once
+    the dataset is written."""
     project = tmp_path / "godogshop"
     shutil.copytree(PROJECT, project)
     options = BuildOptions(mutants=True, workers=1, runs=2, isolation="none")
@@ -193,7 +210,11 @@ def test_a_killed_build_resumes_its_mutant_stage(tmp_path: Path) -> None:
     # what finished before the interrupt (the instance that raised is not saved; a second worker
     # thread may have finished one more)
     assert 1 <= len(saved) < len(load_dataset(reference).instances), saved
-    build_dataset(str(project), out, options)  # no --force needed: only the checkpoint is there
+    kept_runs = list((out / ".req2test-checkpoint" / "stage-runs").glob("*.pickle"))
+    assert kept_runs  # the isolation and validation runs (bench.builder.run_memo)
+    logged = _Logged()
+    build_dataset(str(project), out, options, progress=logged)  # no --force needed: only the checkpoint is there
+    assert f"resumed {len(kept_runs)} isolation/validation runs" in "\n".join(logged.lines), logged.lines
     assert not (out / ".req2test-checkpoint").exists()
     card = load_dataset(out).card
     assert card.mutation["instances_resumed"] == len(saved)

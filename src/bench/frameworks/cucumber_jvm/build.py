@@ -43,6 +43,7 @@ from bench.builder.pipeline import (
     validation_verdicts,
     write_dataset,
 )
+from bench.builder.run_memo import RunMemo, memo_for, sites_digest
 from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import ROLES, Bound, analyse, site_roles
 from bench.frameworks.call_reader import HandlerSpan
@@ -188,13 +189,19 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
         companion_cover = _companion_coverage(runs, suite, sorted({c.requirement.feature_file for c in candidates}))
 
     traced: dict[str, list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]] = {}
+    memo = memo_for(out_dir, source.sha256, options.timeout)  # a resumed build replays these runs
     with timer("isolation_runs"):
         jobs = [(cand, k, line) for cand in candidates for k in range(options.runs)
                 for line in cand.requirement.run_lines]
         progress.stage("scenarios in isolation (one JVM per scenario or Examples row)", len(jobs))
+
+        def isolated(job: tuple[Candidate, int, int]) -> tuple[CucumberJvmRun, dict[str, set[int]] | None]:
+            cand, k, line = job
+            return memo.run(lambda: runs.run(suite, cand.requirement.feature_file, line, coverage=k == 0),
+                            "isolation", cand.instance_id, line, k, on_reuse=progress.advance)
+
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda job: runs.run(suite, job[0].requirement.feature_file, job[2],
-                                                         coverage=job[1] == 0), jobs))
+            results = list(pool.map(isolated, jobs))
         by_run: dict[tuple[str, int], list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]] = {}
         for (cand, k, _line), result in zip(jobs, results):
             by_run.setdefault((cand.instance_id, k), []).append(result)
@@ -222,7 +229,8 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
     try:
         return _rest(framework, source, out_dir, project_name, project, side, runs, candidates, exclusions, warnings,
                      features_total, scenarios_total, traced, bound, passing, declarations,
-                     CoverageBaseline(load_cover, companion_cover), load_time, javac, options, progress, timer, workers, tmp)
+                     CoverageBaseline(load_cover, companion_cover), load_time, javac, options, progress, timer, workers, tmp,
+                     memo)
     finally:
         javac.close()
 
@@ -234,10 +242,12 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
           traced: dict[str, list[tuple[CucumberJvmRun, dict[str, set[int]] | None]]], bound: dict[str, list[Bound]],
           passing: list[Candidate], declarations: JavaProductionDeclarations, baseline: CoverageBaseline,
           load_time: set[str], javac: JavacPool, options: BuildOptions, progress: Progress, timer: StageTimer,
-          workers: int, tmp: Path) -> DatasetCard:
+          workers: int, tmp: Path, memo: RunMemo) -> DatasetCard:
     work = project.root
     with timer("validation_runs"):
-        _validation(passing, bound, project, side, runs, options, progress, workers, tmp, javac)
+        _validation(passing, bound, project, side, runs, options, progress, workers, tmp, javac, memo)
+        if memo.reused:
+            progress.log(f"resumed {memo.reused} isolation/validation runs from the checkpoint in {out_dir}")
     validated = validation_verdicts(passing, exclusions, "its step methods alone", "its step methods")
 
     with timer("analysis"):
@@ -356,8 +366,9 @@ def _bindings(cand: Candidate, rows: list[CucumberJvmRun], side: Any) -> tuple[l
 
 def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], project: JavaProject, side: Any,
                 runs: _Runs, options: BuildOptions, progress: Progress, workers: int, tmp: Path,
-                javac: JavacPool) -> None:
-    """Positive and negative workspaces, one compiled glue per distinct (kind, step methods)."""
+                javac: JavacPool, memo: RunMemo) -> None:
+    """Positive and negative workspaces, one compiled glue per distinct (kind, step methods); a
+    workspace whose every run ``memo`` holds (a resumed build) is not compiled again."""
     groups: dict[tuple[str, frozenset[Any]], list[Candidate]] = {}
     for cand in passing:
         sites = frozenset(b.site for b in bound[cand.instance_id])
@@ -366,7 +377,23 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], project
     total = sum(len(c.requirement.run_lines) * options.runs for cands in groups.values() for c in cands)
     progress.stage(f"positive/negative validation ({len(groups)} compiled workspaces)", total)
 
+    def record(kind: str, cand: Candidate, rows: list[CucumberJvmRun]) -> None:
+        broken = [r for r in rows if r.timed_out or not r.report.written] if kind == "negative" else []
+        failed = [r for r in rows if not r.passed]
+        first = broken or failed
+        cand.record_validation(kind, not failed, _failure(first[0]) if first else None, broken=bool(broken))
+
     def one(n: int, kind: str, sites: frozenset[Any], cands: list[Candidate]) -> None:
+        keys = {(cand.instance_id, r, line): ("validation", kind, sites_digest(sites), cand.instance_id, line, r)
+                for cand in cands for r in range(options.runs) for line in cand.requirement.run_lines}
+        stored: dict[tuple[str, int, int], Any] = {where: memo.get(*key) for where, key in keys.items()} if all(
+            memo.has(*key) for key in keys.values()) else {}
+        if stored and all(found is not None for found in stored.values()):
+            for cand in cands:
+                for r in range(options.runs):
+                    record(kind, cand, [stored[(cand.instance_id, r, line)] for line in cand.requirement.run_lines])
+                    progress.advance(len(cand.requirement.run_lines))
+            return
         files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
         variant = compile_variant(project, files, tmp / "variants" / f"{kind}-{n}", javac)
         if not variant.compile.ok:
@@ -379,12 +406,12 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], project
             return
         suite = project.suite(variant.classes)
         for cand in cands:
-            for _ in range(options.runs):
-                rows = [runs.run(suite, cand.requirement.feature_file, line)[0] for line in cand.requirement.run_lines]
-                broken = [r for r in rows if r.timed_out or not r.report.written] if kind == "negative" else []
-                failed = [r for r in rows if not r.passed]
-                first = broken or failed
-                cand.record_validation(kind, not failed, _failure(first[0]) if first else None, broken=bool(broken))
+            for r in range(options.runs):
+                record(kind, cand, [
+                    # each lambda runs at once, inside its own iteration
+                    memo.run(lambda: runs.run(suite, cand.requirement.feature_file, line)[0],  # noqa: B023
+                             *keys[(cand.instance_id, r, line)], on_reuse=progress.advance)
+                    for line in cand.requirement.run_lines])
         shutil.rmtree(tmp / "variants" / f"{kind}-{n}", ignore_errors=True)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -32,6 +32,7 @@ import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from bench.builder.pipeline import (
     validation_verdicts,
     write_dataset,
 )
+from bench.builder.run_memo import RunMemo, memo_for, sites_digest
 from bench.builder.schemata_stage import checkpoint_for
 from bench.builder.stepdef_analysis import Bound, analyse, site_roles
 from bench.frameworks.call_reader import HandlerSpan
@@ -193,13 +195,20 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
             progress.advance()
 
     traced: dict[str, list[GodogRun]] = {}
+    memo = memo_for(out_dir, source.sha256, options.timeout)  # a resumed build replays these runs
     with timer("isolation_runs"):
         jobs = [(cand, k, line) for cand in candidates for k in range(options.runs)
                 for line in cand.requirement.run_lines]
         progress.stage("scenarios in isolation (one process per scenario or Examples row)", len(jobs))
+
+        def isolated(job: tuple[Candidate, int, int]) -> GodogRun:
+            cand, k, line = job
+            binary = binaries[suite_of[cand.instance_id].binary_key]
+            return memo.run(lambda: run(binary, cand, line, coverage=k == 0), "isolation", cand.instance_id, line, k,
+                            on_reuse=progress.advance)
+
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda job: run(binaries[suite_of[job[0].instance_id].binary_key], job[0],
-                                                    job[2], coverage=job[1] == 0), jobs))
+            results = list(pool.map(isolated, jobs))
         by_run: dict[tuple[str, int], list[GodogRun]] = {}
         for (cand, k, _line), result in zip(jobs, results):
             by_run.setdefault((cand.instance_id, k), []).append(result)
@@ -230,7 +239,9 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
     passing = bound_after_isolation(candidates, exclusions, bind_candidate)
 
     with timer("validation_runs"):
-        _validation(passing, bound, layout, suite_of, work, toolchain, options, progress, workers, tmp, run)
+        _validation(passing, bound, layout, suite_of, work, toolchain, options, progress, workers, tmp, run, memo)
+        if memo.reused:
+            progress.log(f"resumed {memo.reused} isolation/validation runs from the checkpoint in {out_dir}")
     validated = validation_verdicts(passing, exclusions, "its step registrations alone", "its step registrations")
 
     with timer("analysis"):
@@ -401,10 +412,11 @@ def _matches(definition: StepDefinition, text: str) -> bool:
 
 def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout: GodogLayout,
                 suite_of: dict[str, GoSuite], work: Path, toolchain: GoToolchain, options: BuildOptions,
-                progress: Progress, workers: int, tmp: Path, run: Any) -> None:
+                progress: Progress, workers: int, tmp: Path, run: Any, memo: RunMemo) -> None:
     """Positive and negative workspaces, one test binary per distinct (kind, registrations): the
     next binary compiles while the previous one's runs go on (one go build at a time), and a
-    binary is deleted once its runs are read."""
+    binary is deleted once its runs are read. A workspace whose every run ``memo`` holds (a
+    resumed build) is not compiled again."""
     groups: dict[tuple[str, tuple[str, tuple[str, ...]], frozenset[RegistrationSite]], list[Candidate]] = {}
     for cand in passing:
         sites = frozenset(b.site for b in bound[cand.instance_id])
@@ -422,6 +434,9 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
 
     pending: list[tuple[Path, list[tuple[str, Candidate, list[Future[GodogRun]]]]]] = []
 
+    def memoized(make: Callable[[], GodogRun], key: tuple[Any, ...]) -> GodogRun:
+        return memo.run(make, *key, on_reuse=progress.advance)
+
     def drain(keep: int) -> None:
         while len(pending) > keep:
             test_binary, batches = pending.pop(0)
@@ -431,6 +446,17 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for n, ((kind, (package, tags), sites), cands) in enumerate(groups.items()):
+            workspace = (kind, package, ",".join(tags), sites_digest(sites))
+            keys = {(cand.instance_id, r, line): ("validation", *workspace, cand.instance_id, line, r)
+                    for cand in cands for r in range(options.runs) for line in cand.requirement.run_lines}
+            stored: dict[tuple[str, int, int], Any] = {where: memo.get(*key) for where, key in keys.items()} if all(
+                memo.has(*key) for key in keys.values()) else {}
+            if stored and all(run_ is not None for run_ in stored.values()):
+                for cand in cands:
+                    for r in range(options.runs):
+                        record(kind, cand, [stored[(cand.instance_id, r, line)] for line in cand.requirement.run_lines])
+                        progress.advance(len(cand.requirement.run_lines))
+                continue
             side = layout.side(package)
             files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
             tree = link_tree(work, tmp / "trees" / f"{kind}-{n}", files)
@@ -448,9 +474,10 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
                 continue
             batches = []
             for cand in cands:
-                for _ in range(options.runs):
-                    batches.append((kind, cand, [pool.submit(run, test_binary, cand, line)
-                                                 for line in cand.requirement.run_lines]))
+                for r in range(options.runs):
+                    batches.append((kind, cand, [
+                        pool.submit(memoized, partial(run, test_binary, cand, line), keys[(cand.instance_id, r, line)])
+                        for line in cand.requirement.run_lines]))
             pending.append((test_binary, batches))
             drain(keep=1)
         drain(keep=0)
