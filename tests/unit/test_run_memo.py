@@ -66,3 +66,26 @@ def test_a_run_made_during_an_interrupt_is_not_kept(tmp_path: Path) -> None:
 def test_a_workspace_is_named_by_its_sites_in_any_order() -> None:
     assert sites_digest({("a.go", 3), ("b.go", 9)}) == sites_digest([("b.go", 9), ("a.go", 3)])
     assert sites_digest({("a.go", 3)}) != sites_digest({("a.go", 4)})
+
+
+def test_a_workspace_is_replayed_only_when_every_run_is_kept(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    memo = RunMemo(tmp_path / "m", "sha", 120.0)
+    cands = [SimpleNamespace(instance_id="a", requirement=SimpleNamespace(run_lines=[5])),
+             SimpleNamespace(instance_id="b", requirement=SimpleNamespace(run_lines=[9, 10]))]
+    keys = memo.workspace_keys(("positive", "sites"), cands, 2)
+    assert len(keys) == (1 + 2) * 2
+    recorded: list[tuple[str, list[int]]] = []
+    advanced: list[int] = []
+
+    def record(cand: SimpleNamespace, rows: list[_Run]) -> None:
+        recorded.append((cand.instance_id, [r.line for r in rows]))
+
+    for (_, _, line), key in list(keys.items())[:-1]:
+        memo.put(_Run(line, True), *key)
+    assert not memo.replay_workspace(keys, cands, 2, record, advanced.append) and not recorded
+    (_, _, line), key = list(keys.items())[-1]
+    memo.put(_Run(line, True), *key)
+    assert memo.replay_workspace(keys, cands, 2, record, advanced.append)
+    assert recorded == [("a", [5]), ("a", [5]), ("b", [9, 10]), ("b", [9, 10])] and sum(advanced) == 6

@@ -71,6 +71,28 @@ class RunMemo:
         path = self._path(parts)
         return path is not None and path.is_file()
 
+    def workspace_keys(self, workspace: tuple[Any, ...], cands: list[Any],
+                       runs: int) -> dict[tuple[str, int, int], tuple[Any, ...]]:
+        """The keys of a validation workspace's runs: (instance, repetition, row) -> key."""
+        return {(cand.instance_id, r, line): ("validation", *workspace, cand.instance_id, line, r)
+                for cand in cands for r in range(runs) for line in cand.requirement.run_lines}
+
+    def replay_workspace(self, keys: dict[tuple[str, int, int], tuple[Any, ...]], cands: list[Any], runs: int,
+                         record: Callable[[Any, list[Any]], None], advance: Callable[[int], None]) -> bool:
+        """Hand every candidate's kept rows to ``record``, repetition by repetition, when all of the
+        workspace's runs are kept and readable (True); else nothing (False: build and run it, the
+        kept runs reused one by one)."""
+        if not all(self.has(*key) for key in keys.values()):
+            return False
+        found = {where: self.get(*key) for where, key in keys.items()}
+        if any(run is None for run in found.values()):
+            return False
+        for cand in cands:
+            for r in range(runs):
+                record(cand, [found[(cand.instance_id, r, line)] for line in cand.requirement.run_lines])
+                advance(len(cand.requirement.run_lines))
+        return True
+
     def put(self, value: Any, *parts: Any) -> None:
         path = self._path(parts)
         if path is None or stopping.requested():

@@ -30,6 +30,7 @@ import itertools
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -384,15 +385,8 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], project
         cand.record_validation(kind, not failed, _failure(first[0]) if first else None, broken=bool(broken))
 
     def one(n: int, kind: str, sites: frozenset[Any], cands: list[Candidate]) -> None:
-        keys = {(cand.instance_id, r, line): ("validation", kind, sites_digest(sites), cand.instance_id, line, r)
-                for cand in cands for r in range(options.runs) for line in cand.requirement.run_lines}
-        stored: dict[tuple[str, int, int], Any] = {where: memo.get(*key) for where, key in keys.items()} if all(
-            memo.has(*key) for key in keys.values()) else {}
-        if stored and all(found is not None for found in stored.values()):
-            for cand in cands:
-                for r in range(options.runs):
-                    record(kind, cand, [stored[(cand.instance_id, r, line)] for line in cand.requirement.run_lines])
-                    progress.advance(len(cand.requirement.run_lines))
+        keys = memo.workspace_keys((kind, sites_digest(sites)), cands, options.runs)
+        if memo.replay_workspace(keys, cands, options.runs, partial(record, kind), progress.advance):
             return
         files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
         variant = compile_variant(project, files, tmp / "variants" / f"{kind}-{n}", javac)

@@ -446,16 +446,8 @@ def _validation(passing: list[Candidate], bound: dict[str, list[Bound]], layout:
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for n, ((kind, (package, tags), sites), cands) in enumerate(groups.items()):
-            workspace = (kind, package, ",".join(tags), sites_digest(sites))
-            keys = {(cand.instance_id, r, line): ("validation", *workspace, cand.instance_id, line, r)
-                    for cand in cands for r in range(options.runs) for line in cand.requirement.run_lines}
-            stored: dict[tuple[str, int, int], Any] = {where: memo.get(*key) for where, key in keys.items()} if all(
-                memo.has(*key) for key in keys.values()) else {}
-            if stored and all(run_ is not None for run_ in stored.values()):
-                for cand in cands:
-                    for r in range(options.runs):
-                        record(kind, cand, [stored[(cand.instance_id, r, line)] for line in cand.requirement.run_lines])
-                        progress.advance(len(cand.requirement.run_lines))
+            keys = memo.workspace_keys((kind, package, ",".join(tags), sites_digest(sites)), cands, options.runs)
+            if memo.replay_workspace(keys, cands, options.runs, partial(record, kind), progress.advance):
                 continue
             side = layout.side(package)
             files = side.files_keeping(sites) if kind == "positive" else side.files_without(sites)
