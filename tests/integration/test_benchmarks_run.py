@@ -1,7 +1,8 @@
 """The benchmark scripts still run against today's code. ``mutant_speed.py`` and
 ``sandbox_overhead.py`` each broke silently once (issue 27 changed ``judge()`` and
 ``Workspace.create``; nothing ran them until a figure was wanted, a week later). Each runs here
-at its smallest size, on the bundled example; the figures are not checked, the run is."""
+at its smallest size, on the bundled example (``build_resume.py`` on tests/godogshop); the
+figures are not checked, the run is."""
 
 from __future__ import annotations
 
@@ -34,3 +35,9 @@ def test_mutant_speed_runs_and_agrees_with_fresh_processes(example_dataset: Path
 def test_sandbox_overhead_runs() -> None:
     out = _run("benchmarks/sandbox_overhead.py", "-n", "2")
     assert "bwrap" in out and "plain subprocess median" in out, out
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+def test_build_resume_runs_and_the_resumed_build_replays_every_run() -> None:
+    out = _run("benchmarks/build_resume.py", "tests/godogshop", "--workers", "2")
+    assert "ratio" in out and "ran no isolation/validation process of its own: True" in out, out
