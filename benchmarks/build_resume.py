@@ -10,7 +10,7 @@ run it needed was replayed, so it saw exactly what the first build saw.
 Usage:
     python benchmarks/build_resume.py tests/javashop
     python benchmarks/build_resume.py tests/godogshop --workers 2
-    python benchmarks/build_resume.py CORPUS --output DS   # then `req2test build CORPUS -o DS` resumes
+    python benchmarks/build_resume.py CORPUS --name N --output DS   # `req2test build CORPUS -o DS --name N` resumes
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ class _StopAtMutantStage:
         self.lines.append(line)
 
 
-def _until_mutants(project: Path, out: Path, workers: int) -> tuple[float, list[str]]:
+def _until_mutants(project: Path, out: Path, options: BuildOptions) -> tuple[float, list[str]]:
     display = _StopAtMutantStage()
     try:
-        build_dataset(str(project), out, BuildOptions(workers=workers, runs=2), progress=display)
+        build_dataset(str(project), out, options, progress=display)
     except KeyboardInterrupt:
         pass
     else:
@@ -62,6 +62,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("project", type=Path)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3, help="as `req2test build --runs` (the same default)")
+    parser.add_argument("--name", default=None, help="as `req2test build --name`: a real build resuming from "
+                                                     "--output must use the same name, runs and timeout")
     parser.add_argument("--output", type=Path, default=None,
                         help="the build's output directory, kept afterwards: the real build resumes from its "
                              "checkpoint (default: a scratch directory, removed)")
@@ -73,9 +76,10 @@ def main() -> int:
     try:
         out = args.output or scratch / "dataset"
         kept = out / ".req2test-checkpoint" / "stage-runs"
-        fresh, _ = _until_mutants(args.project, out, args.workers)
+        options = BuildOptions(workers=args.workers, runs=args.runs, name=args.name)
+        fresh, _ = _until_mutants(args.project, out, options)
         kept_after_fresh = len(list(kept.glob("*.pickle")))
-        resumed, lines = _until_mutants(args.project, out, args.workers)
+        resumed, lines = _until_mutants(args.project, out, options)
         kept_after_resume = len(list(kept.glob("*.pickle")))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
