@@ -14,13 +14,16 @@ record the same things.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+import queue
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,17 +150,81 @@ class RunsCheckpoint:
         return judge_or_reuse
 
 
+class RankedRuns:
+    """``slots`` threads that run the runs of every instance being judged, the runs of the
+    instance judged first before any other's. With instances as the only unit of parallelism, the
+    last instance ran alone on one slot while the others idled (coddy-agent: its largest
+    instance's runs, one at a time, for 15 of a chunk's 50 minutes); here an instance's runs spread
+    over every free slot, instances finish in order (so an interrupt keeps more of them), and the
+    runs of the instances after it fill the slots while it compiles its next test program.
+
+    ``map`` is called from an instance's thread, whose rank ``judge_instances`` sets."""
+
+    def __init__(self, slots: int) -> None:
+        self._queue: queue.PriorityQueue[tuple[float, int, Any]] = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._local = threading.local()
+        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"mutant-run-{n}")
+                         for n in range(max(1, slots))]
+        for thread in self._threads:
+            thread.start()
+
+    def rank(self, rank: int) -> None:
+        self._local.rank = rank
+
+    def map(self, run: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """``run`` over ``items`` on the slots, in order; the first exception is raised (after an
+        interrupt: ``KeyboardInterrupt``, no new run having started)."""
+        rank = getattr(self._local, "rank", 0)
+        futures: list[Future[Any]] = []
+        for item in items:
+            future: Future[Any] = Future()
+            self._queue.put((rank, next(self._order), (run, item, future)))
+            futures.append(future)
+        return [stopping.result(future) for future in futures]
+
+    def _work(self) -> None:
+        while True:
+            _, _, job = self._queue.get()
+            if job is None:
+                return
+            run, item, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                stopping.check()  # interrupted: no new process
+                future.set_result(run(item))
+            except BaseException as exc:  # noqa: BLE001 - handed to the instance's thread as it is
+                future.set_exception(exc)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._queue.put((float("inf"), next(self._order), None))
+
+
 def judge_instances(judge: Callable[[Instance], InstanceRuns], instances: list[Instance], records: dict[str, GoldTest],
                     pools: dict[str, list[Mutant]], coverage: dict[str, RowCoverage], workers: int,
-                    progress: Progress, checkpoint: RunsCheckpoint | None) -> dict[str, InstanceRuns]:
+                    progress: Progress, checkpoint: RunsCheckpoint | None,
+                    ranked: RankedRuns | None = None) -> dict[str, InstanceRuns]:
     """``judge`` over ``instances``, ``workers`` at a time, the largest pools first (the slots end
-    together), each saved to and reused from ``checkpoint``. An interrupt ends the runs in flight
-    and keeps what the checkpoint saved (``stopping.StoppablePool``)."""
+    together), each saved to and reused from ``checkpoint``. With ``ranked``, whose slots the judge
+    runs its runs on, each instance's thread gets its rank in that order. An interrupt ends the
+    runs in flight and keeps what the checkpoint saved (``stopping.StoppablePool``)."""
     order = sorted(instances, key=lambda i: -len(pools[i.id]))
     judged = judge if checkpoint is None else checkpoint.judged(judge, records, pools, coverage, progress)
-    with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
-        futures = [(i.id, pool.submit(judged, i)) for i in order]
-        return {instance_id: stopping.result(future) for instance_id, future in futures}
+
+    def ranked_judge(rank: int, inst: Instance) -> InstanceRuns:
+        if ranked is not None:
+            ranked.rank(rank)
+        return judged(inst)
+
+    try:
+        with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
+            futures = [(i.id, pool.submit(ranked_judge, rank, i)) for rank, i in enumerate(order)]
+            return {instance_id: stopping.result(future) for instance_id, future in futures}
+    finally:
+        if ranked is not None:
+            ranked.close()
 
 
 def checkpoint_for(out_dir: Path, project_sha256: str) -> RunsCheckpoint:
@@ -253,5 +320,5 @@ def fresh_check(framework: Any, root: Path, instances: list[Instance], gold: dic
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-__all__ = ["FRESH_SAMPLE", "MIN_TIMEOUT", "TIMEOUT_FACTOR", "InstanceRuns", "RowCoverage", "fresh_check",
+__all__ = ["FRESH_SAMPLE", "MIN_TIMEOUT", "TIMEOUT_FACTOR", "InstanceRuns", "RankedRuns", "RowCoverage", "fresh_check",
            "gold_updates", "judge_instances", "row_timeout", "rows_covering", "stage_summary", "stripped_targets"]

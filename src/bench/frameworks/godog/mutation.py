@@ -35,10 +35,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench import stopping
 from bench.builder.schemata_stage import (
     FRESH_SAMPLE,
     InstanceRuns,
+    RankedRuns,
     RowCoverage,
     RunsCheckpoint,
     gold_updates,
@@ -203,11 +203,14 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         def rows(mutant_id: str) -> list[int]:
             return rows_covering(coverage, by_id[mutant_id])
 
-        for mutant in pools[inst.id]:
-            stopping.check()  # interrupted: no new process (the ones in flight are killed)
-            verdict, _ = ground_truth.run(inst, schemata.numbers[mutant.id], timeout_of_row, rows=rows(mutant.id))
-            result.runs += 1
-            result.verdicts[mutant.id] = str(verdict)
+        def verdicts(prog: TestProgram, mutant_ids: list[str]) -> dict[str, RunVerdict]:
+            """Each mutant's verdict under ``prog``, the runs spread over the free slots."""
+            found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, rows=rows(m))[0],
+                               mutant_ids)
+            result.runs += len(mutant_ids)
+            return dict(zip(mutant_ids, found, strict=True))
+
+        result.verdicts = {m: str(v) for m, v in verdicts(ground_truth, [m.id for m in pools[inst.id]]).items()}
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
             sites = instance_sites(side.sites(), record)
@@ -219,11 +222,8 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             else:
                 result.empty_not_passing = not _passes(empty, inst, timeout_of_row, result)
                 if not result.empty_not_passing:
-                    for mutant_id in sorted(kills):
-                        verdict, _ = empty.run(inst, schemata.numbers[mutant_id], timeout_of_row, rows=rows(mutant_id))
-                        result.runs += 1
-                        if verdict is RunVerdict.killed:
-                            result.infrastructure.add(mutant_id)
+                    result.infrastructure = {m for m, v in verdicts(empty, sorted(kills)).items()
+                                             if v is RunVerdict.killed}
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
                 result.stripped_targets = stripped_targets(record, files)
@@ -234,19 +234,16 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
                 elif not _passes(stripped, inst, timeout_of_row, result):
                     result.stripped, result.stripped_not_passing = set(), True
                 else:
-                    result.stripped = set()
-                    for mutant_id in sorted(remaining):
-                        verdict, _ = stripped.run(inst, schemata.numbers[mutant_id], timeout_of_row,
-                                                  rows=rows(mutant_id))
-                        result.runs += 1
-                        if verdict is RunVerdict.killed:
-                            result.stripped.add(mutant_id)
+                    result.stripped = {m for m, v in verdicts(stripped, sorted(remaining)).items()
+                                       if v is RunVerdict.killed}
         progress.advance()
         return result
 
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
-    results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress, checkpoint)
+    ranked = RankedRuns(workers)  # the processes: ``workers`` at a time, the first-ranked instance's first
+    results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress, checkpoint,
+                              ranked)
     timed("runs")
 
     updated = gold_updates(instances, gold, pools, results, by_id)
