@@ -56,3 +56,39 @@ def test_an_instance_cut_short_by_an_interrupt_is_not_kept(tmp_path: Path) -> No
     finally:
         stopping.begin_run()  # clears the mark for the tests after this one
     assert not list((tmp_path / "cp").glob("*.json"))
+
+
+def test_a_kill_that_is_not_repeated_is_unstable_and_out_of_the_kills() -> None:
+    from bench.builder.schemata_stage import UNSTABLE, confirmed_kills, gold_updates
+
+    verdicts = {"m1": "killed", "m2": "killed", "m3": "survived", "m4": "timeout"}
+    rerun_asked: list[list[str]] = []
+
+    def rerun(ids: list[str]) -> dict[str, str]:
+        rerun_asked.append(ids)
+        return {"m1": "killed", "m2": "survived"}
+
+    verdicts.update(confirmed_kills(verdicts, rerun))
+    assert rerun_asked == [["m1", "m2"]]  # only the kills run again
+    assert verdicts == {"m1": "killed", "m2": UNSTABLE, "m3": "survived", "m4": "timeout"}
+    inst = SimpleNamespace(id="a", view=SimpleNamespace(target_hidden=[]))
+    record = GoldTest.model_construct(instance_id="a")
+    from bench.builder.schemata_stage import InstanceRuns
+
+    updated = gold_updates([inst], {"a": record}, {"a": []},  # type: ignore[list-item]
+                           {"a": InstanceRuns(clean_passed=True, verdicts=verdicts, stripped=set())}, {})
+    assert updated["a"].kills == ["m1"]
+    assert updated["a"].excluded_mutants == {"m2": UNSTABLE, "m4": "timeout"}
+
+
+def test_no_kill_no_rerun() -> None:
+    from bench.builder.schemata_stage import confirmed_kills
+
+    assert confirmed_kills({"m3": "survived"}, lambda ids: (_ for _ in ()).throw(AssertionError(ids))) == {}
+
+
+def test_the_stage_rule_is_part_of_the_key(tmp_path: Path) -> None:
+    record, coverage = _record("a"), {7: None}
+    plain = RunsCheckpoint(tmp_path, "sha").key(record, [], coverage)
+    assert RunsCheckpoint(tmp_path, "sha", "kills confirmed").key(record, [], coverage) != plain
+    assert RunsCheckpoint(tmp_path, "sha", "").key(record, [], coverage) == plain  # older checkpoints still match

@@ -59,6 +59,22 @@ def row_timeout(record: GoldTest, cap: float) -> float:
     return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
 
 
+UNSTABLE = "unstable"  # killed once, not when the run was repeated: the pair is excluded
+EXCLUDED_VERDICTS = INFRASTRUCTURE | {UNSTABLE}
+
+
+def confirmed_kills(verdicts: dict[str, str], rerun: Callable[[list[str]], dict[str, Any]]) -> dict[str, str]:
+    """The kills of ``verdicts`` that are not repeated when ``rerun`` runs them again, as
+    ``UNSTABLE``. The scenario's clean runs passed in isolation, but a test that fails once in a
+    few dozen runs (timing, a loaded machine) turns as many survivors into kills over a pool of
+    a thousand mutants; a kill that happens twice in a row is a false one only with the square of
+    that chance. The coddy-agent chunk that showed it: 2 of 32 sampled kills did not reproduce in
+    a fresh process, one of them an equivalent mutant."""
+    killed = sorted(m for m, v in verdicts.items() if v == RunVerdict.killed)
+    again = rerun(killed) if killed else {}
+    return {m: UNSTABLE for m in killed if str(again[m]) != RunVerdict.killed}
+
+
 @dataclass
 class InstanceRuns:
     """What the mutant stage found for one instance."""
@@ -87,9 +103,10 @@ class RunsCheckpoint:
     bindings, covered lines, data files), its pool and its rows' coverage, and the stage's timeout
     rule; anything else is judged again."""
 
-    def __init__(self, directory: Path | None, project_sha256: str) -> None:
+    def __init__(self, directory: Path | None, project_sha256: str, rule: str = "") -> None:
         self.directory = directory
         self.project_sha256 = project_sha256
+        self.rule = rule  # how the framework's stage decides a verdict (godog: "kills confirmed")
         self.reused = 0
 
     def key(self, record: GoldTest, pool: list[Mutant], coverage: RowCoverage | None) -> str:
@@ -99,7 +116,8 @@ class RunsCheckpoint:
                                # what decides the verdicts, not the run times a rebuild measures anew
                                "record": record.model_dump(mode="json", include=KEYED_FIELDS),
                                "pool": [m.model_dump(mode="json") for m in pool],
-                               "coverage": cover, "timeouts": [MIN_TIMEOUT, TIMEOUT_FACTOR]}, sort_keys=True)
+                               "coverage": cover, "timeouts": [MIN_TIMEOUT, TIMEOUT_FACTOR],
+                               **({"rule": self.rule} if self.rule else {})}, sort_keys=True)
         return hashlib.sha256(material.encode()).hexdigest()
 
     def _path(self, instance_id: str) -> Path | None:
@@ -227,8 +245,8 @@ def judge_instances(judge: Callable[[Instance], InstanceRuns], instances: list[I
             ranked.close()
 
 
-def checkpoint_for(out_dir: Path, project_sha256: str) -> RunsCheckpoint:
-    return RunsCheckpoint(Path(out_dir) / CHECKPOINT_DIR / "mutant-runs", project_sha256)
+def checkpoint_for(out_dir: Path, project_sha256: str, rule: str = "") -> RunsCheckpoint:
+    return RunsCheckpoint(Path(out_dir) / CHECKPOINT_DIR / "mutant-runs", project_sha256, rule)
 
 
 _RUNS = TypeAdapter(InstanceRuns)  # an instance's runs as JSON and back (sets as lists)
@@ -254,7 +272,7 @@ def gold_updates(instances: list[Instance], gold: dict[str, GoldTest], pools: di
         updated[inst.id] = gold[inst.id].model_copy(update={
             "pool": sorted(m.id for m in pools[inst.id]),
             "kills": sorted(kills),
-            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in INFRASTRUCTURE},
+            "excluded_mutants": {m: v for m, v in sorted(result.verdicts.items()) if v in EXCLUDED_VERDICTS},
             "assertion_dependent": dependent,
             "hidden_kills": sorted(k for k in kills if any(by_id[k].file == f and a <= by_id[k].line <= b
                                                            for f, a, b in hidden)),
@@ -320,5 +338,21 @@ def fresh_check(framework: Any, root: Path, instances: list[Instance], gold: dic
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-__all__ = ["FRESH_SAMPLE", "MIN_TIMEOUT", "TIMEOUT_FACTOR", "InstanceRuns", "RankedRuns", "RowCoverage", "fresh_check",
-           "gold_updates", "judge_instances", "row_timeout", "rows_covering", "stage_summary", "stripped_targets"]
+__all__ = [
+    "EXCLUDED_VERDICTS",
+    "FRESH_SAMPLE",
+    "MIN_TIMEOUT",
+    "TIMEOUT_FACTOR",
+    "UNSTABLE",
+    "InstanceRuns",
+    "RankedRuns",
+    "RowCoverage",
+    "confirmed_kills",
+    "fresh_check",
+    "gold_updates",
+    "judge_instances",
+    "row_timeout",
+    "rows_covering",
+    "stage_summary",
+    "stripped_targets",
+]

@@ -277,7 +277,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
     mutants: list[Mutant] = []
     mutation: dict[str, Any] = {}
     if options.mutants and instances:
-        from bench.frameworks.godog.mutation import fresh_check, run_mutation_stage
+        from bench.frameworks.godog.mutation import KILL_RULE, fresh_check, run_mutation_stage
 
         with timer("mutants"):
             try:
@@ -285,7 +285,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                     framework, work, list(source.production), layout, list(settings.tags),
                     {i.id: suite_of[i.id] for i in instances}, instances, gold, row_coverage, toolchain,
                     options.timeout, options.mutant_workers or workers, progress, tmp,
-                    checkpoint_for(out_dir, source.sha256))
+                    checkpoint_for(out_dir, source.sha256, KILL_RULE))
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):

@@ -5,8 +5,10 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
 
 1. **ground truth**: the suite's own test binary, built from the schemata tree; its clean run
    (number 0) must pass, or the instance scores nothing. A mutant is killed when a row's run
-   has a failing step; a timeout or a run in which no step ran excludes the pair (behave's
-   ``INFRASTRUCTURE`` verdicts).
+   has a failing step, and again when that run is repeated (``confirmed_kills``: a test that
+   fails now and then, such as coddy-agent's TUI scenarios on a loaded machine, would otherwise
+   record false kills, which no prediction can reproduce); a kill that is not repeated, a
+   timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
 2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
    ``empty``) against the kills: what it detects too, the suite's infrastructure detects
    without the test (package init, hooks, a handler shared with infrastructure) — recorded as
@@ -41,6 +43,7 @@ from bench.builder.schemata_stage import (
     RankedRuns,
     RowCoverage,
     RunsCheckpoint,
+    confirmed_kills,
     gold_updates,
     judge_instances,
     row_timeout,
@@ -62,6 +65,8 @@ from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant
 from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
+
+KILL_RULE = "kills confirmed by a second run"  # in the checkpoint's key: older instances are judged again
 
 
 @dataclass
@@ -211,6 +216,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             return dict(zip(mutant_ids, found, strict=True))
 
         result.verdicts = {m: str(v) for m, v in verdicts(ground_truth, [m.id for m in pools[inst.id]]).items()}
+        result.verdicts.update(confirmed_kills(result.verdicts, lambda ids: verdicts(ground_truth, ids)))
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
             sites = instance_sites(side.sites(), record)
