@@ -5,10 +5,12 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
 
 1. **ground truth**: the suite's own test binary, built from the schemata tree; its clean run
    (number 0) must pass, or the instance scores nothing. A mutant is killed when a row's run
-   has a failing step, and again when that run is repeated (``confirmed_kills``: a test that
-   fails now and then, such as coddy-agent's TUI scenarios on a loaded machine, would otherwise
-   record false kills, which no prediction can reproduce); a kill that is not repeated, a
-   timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
+   has a failing step, and again when that run is repeated in the judge's sandbox
+   (``confirmed_kills``, ``sandbox.sandboxed``). A test that fails now and then, such as
+   coddy-agent's TUI scenarios on a loaded machine, would otherwise record false kills; and a
+   kill that needs what a verdict run lacks (``/proc``: coddy-agent's background-task reaper)
+   is one no prediction can make, so its oracle could never be kill-complete. A kill that is not
+   repeated, a timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
 2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
    ``empty``) against the kills: what it detects too, the suite's infrastructure detects
    without the test (package init, hooks, a handler shared with infrastructure) — recorded as
@@ -55,18 +57,20 @@ from bench.builder.schemata_stage import fresh_check as shared_fresh_check
 from bench.frameworks.godog.framework import run_verdict
 from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
+from bench.frameworks.godog.sandbox import sandboxed
 from bench.frameworks.godog.schemata import SchemataError, compile_schemata
 from bench.frameworks.godog.suites import GoSuite, SuitePlan
 from bench.frameworks.godog.testside import calibration_files
 from bench.frameworks.godog.toolchain import GoToolchain, build_test_binary
 from bench.frameworks.instance_sites import binding_roles, instance_sites
 from bench.frameworks.trees import link_tree
+from bench.isolation import bwrap_path
 from bench.judging import RunVerdict
 from bench.model import GoldTest, Instance, Mutant
 from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
 
-KILL_RULE = "kills confirmed by a second run"  # in the checkpoint's key: older instances are judged again
+KILL_RULE = "kills confirmed by a second run in the judge's sandbox"  # in the checkpoint's key: older instances are judged again
 
 
 @dataclass
@@ -208,15 +212,20 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         def rows(mutant_id: str) -> list[int]:
             return rows_covering(coverage, by_id[mutant_id])
 
-        def verdicts(prog: TestProgram, mutant_ids: list[str]) -> dict[str, RunVerdict]:
-            """Each mutant's verdict under ``prog``, the runs spread over the free slots."""
-            found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, rows=rows(m))[0],
-                               mutant_ids)
+        def verdicts(prog: TestProgram, mutant_ids: list[str], sandbox: bool = False) -> dict[str, RunVerdict]:
+            """Each mutant's verdict under ``prog``, the runs spread over the free slots; with
+            ``sandbox``, in the judge's bubblewrap sandbox."""
+            wrap = sandboxed(prog.tree, prog.binary) if sandbox else None
+            found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, wrap=wrap,
+                                                  rows=rows(m))[0], mutant_ids)
             result.runs += len(mutant_ids)
             return dict(zip(mutant_ids, found, strict=True))
 
         result.verdicts = {m: str(v) for m, v in verdicts(ground_truth, [m.id for m in pools[inst.id]]).items()}
-        result.verdicts.update(confirmed_kills(result.verdicts, lambda ids: verdicts(ground_truth, ids)))
+        # the second run is the judge's: in its sandbox (no /proc, uid nobody, no network), so a kill
+        # that needs what a verdict run does not have is no kill a prediction could make
+        result.verdicts.update(confirmed_kills(result.verdicts,
+                                               lambda ids: verdicts(ground_truth, ids, sandbox=confirm_in_sandbox)))
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
             sites = instance_sites(side.sites(), record)
@@ -248,6 +257,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
     ranked = RankedRuns(workers)  # the processes: ``workers`` at a time, the first-ranked instance's first
+    confirm_in_sandbox = bwrap_path() is not None  # without bubblewrap the judge runs plain processes too
     results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress, checkpoint,
                               ranked)
     timed("runs")
