@@ -88,11 +88,11 @@ def build(
         done = sum(1 for _ in kept.glob("*.json")) if kept.is_dir() else 0
         stage_runs = output / CHECKPOINT_DIR / "stage-runs"  # bench.builder.run_memo
         runs = sum(1 for _ in stage_runs.glob("*.pickle")) if stage_runs.is_dir() else 0
-        if done or runs:
-            what = ", ".join(part for part in (f"the mutant runs of {done} instance(s)" if done else "",
-                                               f"{runs} isolation/validation run(s)" if runs else "") if part)
-            raise fail(f"interrupted; {what} are kept under {output}/: run the same command again to resume",
-                       130) from None
+        what = ([f"the mutant runs of {done} instance(s)"] if done else []) + \
+            ([f"{runs} isolation/validation run(s)"] if runs else [])
+        if what:
+            raise fail(f"interrupted; {', '.join(what)} are kept under {output}/: run the same command again to "
+                       "resume", 130) from None
         raise fail("interrupted; no dataset was written", 130) from None
     finally:
         progress.close()

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from pydantic import TypeAdapter
 
@@ -171,12 +171,13 @@ class RunsCheckpoint:
 class RankedRuns:
     """``slots`` threads that run the runs of every instance being judged, the runs of the
     instance judged first before any other's. With instances as the only unit of parallelism, the
-    last instance ran alone on one slot while the others idled (coddy-agent: its largest
-    instance's runs, one at a time, for 15 of a chunk's 50 minutes); here an instance's runs spread
+    last instance ran alone on one slot while the others idled (coddy-agent chunk A: its largest
+    instance's runs, one at a time, for the last 31 of the stage's 77 minutes); here an instance's runs spread
     over every free slot, instances finish in order (so an interrupt keeps more of them), and the
     runs of the instances after it fill the slots while it compiles its next test program.
 
-    ``map`` is called from an instance's thread, whose rank ``judge_instances`` sets."""
+    ``map`` is called from an instance's thread, whose rank ``judge_instances`` sets; the slots end
+    when the ``with`` block that made them does."""
 
     def __init__(self, slots: int) -> None:
         self._queue: queue.PriorityQueue[tuple[float, int, Any]] = queue.PriorityQueue()
@@ -219,6 +220,12 @@ class RankedRuns:
         for _ in self._threads:
             self._queue.put((float("inf"), next(self._order), None))
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def judge_instances(judge: Callable[[Instance], InstanceRuns], instances: list[Instance], records: dict[str, GoldTest],
                     pools: dict[str, list[Mutant]], coverage: dict[str, RowCoverage], workers: int,
@@ -236,13 +243,9 @@ def judge_instances(judge: Callable[[Instance], InstanceRuns], instances: list[I
             ranked.rank(rank)
         return judged(inst)
 
-    try:
-        with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
-            futures = [(i.id, pool.submit(ranked_judge, rank, i)) for rank, i in enumerate(order)]
-            return {instance_id: stopping.result(future) for instance_id, future in futures}
-    finally:
-        if ranked is not None:
-            ranked.close()
+    with stopping.StoppablePool(max_workers=max(1, workers)) as pool:
+        futures = [(i.id, pool.submit(ranked_judge, rank, i)) for rank, i in enumerate(order)]
+        return {instance_id: stopping.result(future) for instance_id, future in futures}
 
 
 def checkpoint_for(out_dir: Path, project_sha256: str, rule: str = "") -> RunsCheckpoint:

@@ -256,10 +256,10 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
 
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
-    ranked = RankedRuns(workers)  # the processes: ``workers`` at a time, the first-ranked instance's first
     confirm_in_sandbox = bwrap_path() is not None  # without bubblewrap the judge runs plain processes too
-    results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress, checkpoint,
-                              ranked)
+    with RankedRuns(workers) as ranked:  # the processes: ``workers`` at a time, the first-ranked instance's first
+        results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress,
+                                  checkpoint, ranked)
     timed("runs")
 
     updated = gold_updates(instances, gold, pools, results, by_id)
