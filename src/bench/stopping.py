@@ -161,35 +161,60 @@ def exit_interrupted(code: int = 130) -> None:
 def kill_descendants(since: float | None = None) -> None:
     """SIGKILL every live descendant of this process and every process of a session or group one of
     them leads (a daemon a test double-forked out of our tree still belongs to one); ``since``: only
-    those started since then (seconds since boot)."""
-    me = os.getpid()
-    own_group, own_session = os.getpgid(0), os.getsid(0)
-    for _ in range(10):  # a process forking while we scan is caught by the next round
-        table = _processes()
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        tree: set[int] = set()
-        todo = list(children.get(me, []))
-        while todo:
-            pid = todo.pop()
-            tree.add(pid)
-            todo.extend(children.get(pid, []))
-        if since is not None:
-            tree = {p for p in tree if table[p][3] >= since}
-        groups = {table[p][1] for p in tree} - {own_group}
-        sessions = {table[p][2] for p in tree} - {own_session}
-        victims = tree | {p for p, (_, group, session, started) in table.items()
-                          if (group in groups or session in sessions) and (since is None or started >= since)}
-        victims.discard(me)
+    those started since then (seconds since boot).
+
+    The tree is frozen (SIGSTOP) before anything in it is killed: killing as we scan let a child
+    forked between the scan and the kill, one that then left our session (``setsid``, as bubblewrap
+    does), be reparented to init out of the tree, and a calibration stopped with SIGTERM hung on
+    the pipe such an orphan still held. A stopped process cannot fork, and its children stay in the
+    tree, so a few scans find all of it."""
+    stopped: set[int] = set()
+    for _ in range(50):
+        new = _victims(since) - stopped
+        if not new:
+            break
+        _signal_all(new, signal.SIGSTOP)
+        stopped |= new
+        time.sleep(0.005)
+    _signal_all(stopped, signal.SIGKILL)
+    for _ in range(10):  # what escaped the freeze (more than 50 generations): killed as found
+        victims = _victims(since)
         if not victims:
             return
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _signal_all(victims, signal.SIGKILL)
         time.sleep(0.02)
+
+
+def _signal_all(pids: set[int], signum: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _victims(since: float | None) -> set[int]:
+    """This process's live descendants and the members of any group or session one of them leads."""
+    me = os.getpid()
+    own_group, own_session = os.getpgid(0), os.getsid(0)
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    tree: set[int] = set()
+    todo = list(children.get(me, []))
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(children.get(pid, []))
+    if since is not None:
+        tree = {p for p in tree if table[p][3] >= since}
+    groups = {table[p][1] for p in tree} - {own_group}
+    sessions = {table[p][2] for p in tree} - {own_session}
+    victims = tree | {p for p, (_, group, session, started) in table.items()
+                      if (group in groups or session in sessions) and (since is None or started >= since)}
+    victims.discard(me)
+    return victims
 
 
 def _processes() -> dict[int, tuple[int, int, int, float]]:

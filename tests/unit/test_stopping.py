@@ -77,3 +77,26 @@ def test_an_interrupted_pool_runs_nothing_queued_and_kills_its_sessions(tmp_path
             break
         time.sleep(0.1)
     assert not _alive(orphan)
+
+
+FORKER = textwrap.dedent('''
+    import subprocess, sys, time
+    from bench.stopping import kill_descendants
+    # a shell that forks, as fast as it can, children that leave its session at once (as bubblewrap
+    # does): killed while scanning, the children forked between a scan and the kill escaped as orphans
+    subprocess.Popen(["bash", "-c", "while true; do setsid sleep " + sys.argv[1] + " & done"])
+    time.sleep(0.5)
+    kill_descendants()
+''')
+
+
+def test_children_forked_while_killing_do_not_escape() -> None:
+    marker = f"301.{os.getpid()}{time.monotonic_ns() % 100000}"  # a sleep length no other process has
+    done = subprocess.run([sys.executable, "-c", FORKER, marker], check=False, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], check=False, capture_output=True, text=True).stdout.split()
+    for pid in left:  # never leave them behind, even when the test fails
+        subprocess.run(["kill", "-9", pid], check=False)
+    assert left == []
