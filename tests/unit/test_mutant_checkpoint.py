@@ -92,3 +92,19 @@ def test_the_stage_rule_is_part_of_the_key(tmp_path: Path) -> None:
     plain = RunsCheckpoint(tmp_path, "sha").key(record, [], coverage)
     assert RunsCheckpoint(tmp_path, "sha", "kills confirmed").key(record, [], coverage) != plain
     assert RunsCheckpoint(tmp_path, "sha", "").key(record, [], coverage) == plain  # older checkpoints still match
+
+
+def test_each_round_reruns_only_the_kills_still_standing() -> None:
+    from bench.builder.schemata_stage import UNSTABLE, confirmed_kills
+
+    outcomes = {"m1": ["killed", "killed", "killed"], "m2": ["killed", "survived", "killed"],
+                "m3": ["timeout", "killed", "killed"]}
+    asked: list[list[str]] = []
+
+    def rerun(ids: list[str]) -> dict[str, str]:
+        asked.append(ids)
+        return {m: outcomes[m][len(asked) - 1] for m in ids}
+
+    verdicts = {"m1": "killed", "m2": "killed", "m3": "killed", "m4": "survived"}
+    assert confirmed_kills(verdicts, rerun, rounds=3) == {"m2": UNSTABLE, "m3": UNSTABLE}
+    assert asked == [["m1", "m2", "m3"], ["m1", "m2"], ["m1"]]  # a pair leaves at its first miss

@@ -63,16 +63,28 @@ UNSTABLE = "unstable"  # killed once, not when the run was repeated: the pair is
 EXCLUDED_VERDICTS = INFRASTRUCTURE | {UNSTABLE}
 
 
-def confirmed_kills(verdicts: dict[str, str], rerun: Callable[[list[str]], dict[str, Any]]) -> dict[str, str]:
-    """The kills of ``verdicts`` that are not repeated when ``rerun`` runs them again, as
-    ``UNSTABLE``. The scenario's clean runs passed in isolation, but a test that fails once in a
-    few dozen runs (timing, a loaded machine) turns as many survivors into kills over a pool of
-    a thousand mutants; a kill that happens twice in a row is a false one only with the square of
-    that chance. The coddy-agent chunk that showed it: 2 of 32 sampled kills did not reproduce in
-    a fresh process, one of them an equivalent mutant."""
-    killed = sorted(m for m, v in verdicts.items() if v == RunVerdict.killed)
-    again = rerun(killed) if killed else {}
-    return {m: UNSTABLE for m in killed if str(again[m]) != RunVerdict.killed}
+def confirmed_kills(verdicts: dict[str, str], rerun: Callable[[list[str]], dict[str, Any]],
+                    rounds: int = 1) -> dict[str, str]:
+    """The kills of ``verdicts`` that are not repeated in each of ``rounds`` more runs
+    (``rerun``), as ``UNSTABLE``; a round runs only the kills every earlier round repeated.
+
+    The scenario's clean runs passed in isolation, but a test that fails once in a few dozen
+    runs (timing, a loaded machine) turns as many survivors into kills over a pool of a thousand
+    mutants; a kill that happens twice in a row is a false one only with the square of that
+    chance. The coddy-agent chunk that showed it: 2 of 32 sampled kills did not reproduce in a
+    fresh process, one of them an equivalent mutant. A *racy* mutant (one that kills with
+    probability p, such as a zero timeout that may or may not beat a task to its end) gets in
+    with p ** (rounds + 1) and then costs a correct prediction its kill-completeness with
+    1 - p: more rounds make that rarer, none makes it impossible (docs/frameworks.md)."""
+    unstable: dict[str, str] = {}
+    standing = sorted(m for m, v in verdicts.items() if v == RunVerdict.killed)
+    for _ in range(rounds):
+        if not standing:
+            break
+        again = rerun(standing)
+        unstable.update({m: UNSTABLE for m in standing if str(again[m]) != RunVerdict.killed})
+        standing = [m for m in standing if m not in unstable]
+    return unstable
 
 
 @dataclass

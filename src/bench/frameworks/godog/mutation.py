@@ -5,8 +5,8 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
 
 1. **ground truth**: the suite's own test binary, built from the schemata tree; its clean run
    (number 0) must pass, or the instance scores nothing. A mutant is killed when a row's run
-   has a failing step, and again when that run is repeated in the judge's sandbox
-   (``confirmed_kills``, ``sandbox.sandboxed``). A test that fails now and then, such as
+   has a failing step, and again each time that run is repeated in the judge's sandbox,
+   ``CONFIRMATION_ROUNDS`` times (``confirmed_kills``, ``sandbox.sandboxed``). A test that fails now and then, such as
    coddy-agent's TUI scenarios on a loaded machine, would otherwise record false kills; and a
    kill that needs what a verdict run lacks (``/proc``: coddy-agent's background-task reaper)
    is one no prediction can make, so its oracle could never be kill-complete. A kill that is not
@@ -70,7 +70,9 @@ from bench.model import GoldTest, Instance, Mutant
 from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
 
-KILL_RULE = "kills confirmed by a second run in the judge's sandbox"  # in the checkpoint's key: older instances are judged again
+CONFIRMATION_ROUNDS = 3  # a kill counts once it repeats in 3 more runs in the judge's sandbox (4 in a row)
+# in the checkpoint's key: instances judged under another rule are judged again
+KILL_RULE = f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox"
 
 
 @dataclass
@@ -222,10 +224,11 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             return dict(zip(mutant_ids, found, strict=True))
 
         result.verdicts = {m: str(v) for m, v in verdicts(ground_truth, [m.id for m in pools[inst.id]]).items()}
-        # the second run is the judge's: in its sandbox (no /proc, uid nobody, no network), so a kill
+        # the confirming runs are the judge's: in its sandbox (no /proc, uid nobody, no network), so a kill
         # that needs what a verdict run does not have is no kill a prediction could make
         result.verdicts.update(confirmed_kills(result.verdicts,
-                                               lambda ids: verdicts(ground_truth, ids, sandbox=confirm_in_sandbox)))
+                                               lambda ids: verdicts(ground_truth, ids, sandbox=confirm_in_sandbox),
+                                               CONFIRMATION_ROUNDS))
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
             sites = instance_sites(side.sites(), record)
