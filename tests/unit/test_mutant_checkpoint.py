@@ -108,3 +108,23 @@ def test_each_round_reruns_only_the_kills_still_standing() -> None:
     verdicts = {"m1": "killed", "m2": "killed", "m3": "killed", "m4": "survived"}
     assert confirmed_kills(verdicts, rerun, rounds=3) == {"m2": UNSTABLE, "m3": UNSTABLE}
     assert asked == [["m1", "m2", "m3"], ["m1", "m2"], ["m1"]]  # a pair leaves at its first miss
+
+
+def test_a_mutant_unstable_in_one_scenario_is_no_kill_in_any() -> None:
+    from bench.builder.schemata_stage import RACY, UNSTABLE, InstanceRuns, gold_updates
+
+    def inst(name: str) -> SimpleNamespace:
+        return SimpleNamespace(id=name, view=SimpleNamespace(target_hidden=[]))
+
+    instances = [inst("a"), inst("b"), inst("c")]
+    gold = {i.id: GoldTest.model_construct(instance_id=i.id) for i in instances}
+    results = {
+        "a": InstanceRuns(clean_passed=True, verdicts={"racy": UNSTABLE, "m1": "killed"}, stripped=set()),
+        "b": InstanceRuns(clean_passed=True, verdicts={"racy": "killed", "m1": "killed"}, stripped={"racy"}),
+        "c": InstanceRuns(clean_passed=True, verdicts={"racy": "survived", "m2": "killed"}, stripped=set()),
+    }
+    updated = gold_updates(instances, gold, {i.id: [] for i in instances}, results, {})  # type: ignore[arg-type]
+    assert updated["a"].kills == ["m1"] and updated["a"].excluded_mutants == {"racy": UNSTABLE}
+    assert updated["b"].kills == ["m1"] and updated["b"].excluded_mutants == {"racy": RACY}
+    assert updated["b"].assertion_dependent == ["m1"]  # the racy kill is in no subset either
+    assert updated["c"].kills == ["m2"] and updated["c"].excluded_mutants == {}
