@@ -39,7 +39,7 @@ class PythonHider:
     """``BodyHider`` of Python (``PythonLanguage.hider``)."""
 
     language = "python"
-    source_suffixes = (".py",)
+    source_suffixes: tuple[str, ...] = (".py",)
     test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:

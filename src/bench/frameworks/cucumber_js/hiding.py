@@ -21,7 +21,7 @@ class JsHider:
     """``BodyHider`` of JavaScript/TypeScript (``TypeScriptLanguage.hider``)."""
 
     language = "typescript"
-    source_suffixes = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+    source_suffixes: tuple[str, ...] = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
     test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
