@@ -185,7 +185,7 @@ def keep_predictions(predictions_path: Path, run_dir: Path) -> None:
 def prepare_run(options: EvaluateOptions, run_dir: Path) -> Path:
     """Resolve the isolation mode (a one-line error when it is unavailable) and create ``run_dir``."""
     try:
-        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+        options.isolation = resolve_mode(options.isolation)
     except IsolationError as exc:
         raise EvaluationError(str(exc)) from exc
     run_dir = Path(run_dir)
