@@ -185,6 +185,7 @@ class ImportMutantRequest(TypedDict):
     mutant: dict[str, Any]  # bench.model.Mutant, as JSON
     packages: list[str]
     runs: list[ImportRun]
+    session_timeout: NotRequired[float]  # the whole request, as a session's (default 7200 s)
 
 
 class StaticBindingsRequest(TypedDict):

@@ -13,7 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,7 @@ class WorkerProcess:
         if "error" in self.init_reply:
             raise WorkerError(self.init_reply["error"])
 
-    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+    def call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -183,7 +183,7 @@ class WorkerPool:
             raise errors[0]
         return [r if r is not None else {"exit": "worker_error"} for r in results]
 
-    def _call_with_restart(self, slot: int, request: dict[str, Any]) -> dict[str, Any]:
+    def _call_with_restart(self, slot: int, request: Mapping[str, Any]) -> dict[str, Any]:
         try:
             return self.workers[slot].call(request)
         except WorkerError:

@@ -27,6 +27,7 @@ import pkgutil
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from typing import Any
 
 from bench.frameworks.behave import split_stream
@@ -218,7 +219,7 @@ class Worker:
     def run(self, req: RunRequest) -> dict[str, Any]:
         return fork_call(lambda: self._child_run(req), float(req.get("timeout", 60.0)))
 
-    def _enter_test_tree(self, req: dict[str, Any]):
+    def _enter_test_tree(self, req: Mapping[str, Any]):
         """In a forked child: silence output, then use the preloaded runner, or materialise
         the request's workspace and load its hooks and steps. Returns
         (runner, load_error, root of the test tree, its features dir)."""
@@ -238,7 +239,7 @@ class Worker:
         runner, load_error = self._make_runner(features_dir, load=True)
         return runner, load_error, ws_root, features_dir
 
-    def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _child_run(self, req: Mapping[str, Any]) -> dict[str, Any]:
         runner, load_error, tree_root, features_dir = self._enter_test_tree(req)
         if load_error or runner is None:
             return {"exit": "ok", "load_error": load_error or "worker not initialised"}
@@ -251,7 +252,7 @@ class Worker:
         """One test against a list of mutants: a clean traced run, then a fork per mutant."""
         return fork_call(lambda: self._session(req), float(req.get("session_timeout", 7200.0)))
 
-    def _session(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _session(self, req: Mapping[str, Any]) -> dict[str, Any]:
         runner, load_error, root_for_paths, features_dir = self._enter_test_tree(req)
         if load_error or runner is None:
             return {"clean": {"exit": "ok", "load_error": load_error or "worker not initialised"}, "mutants": {}}
@@ -372,7 +373,7 @@ class Worker:
         """
         return fork_call(lambda: self._import_mutant(req), float(req.get("session_timeout", 7200.0)))
 
-    def _import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _import_mutant(self, req: Mapping[str, Any]) -> dict[str, Any]:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
@@ -1068,11 +1069,12 @@ def _summarize_run(result: dict[str, Any], expected_units: int, bindings: bool =
     executed, at any depth, as "file:line" (lets the builder see that a failure came before
     any Then step definition ran)."""
     passed = _run_passed(result, expected_units)
-    out = {"passed": passed,
-           "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
-           "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
-                                  for s in result.get("steps", [])
-                                  if s.get("status") in ("failed", "error", "undefined")), None)}
+    out: dict[str, Any] = {
+        "passed": passed,
+        "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
+        "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
+                               for s in result.get("steps", [])
+                               if s.get("status") in ("failed", "error", "undefined")), None)}
     if bindings and not passed:
         out["bindings"] = sorted({f"{s['binding']['file']}:{s['binding']['line']}" for s in result.get("steps", [])
                                   if isinstance(s.get("binding"), dict)})
@@ -1153,7 +1155,7 @@ class CodeSwapper:
         end = int(mutant.get("function_end") or mutant["end_line"])
         return any(start <= line <= end for line in self.generators.get(path, ()))
 
-    def load(self, mutant: dict[str, Any]) -> None:
+    def load(self, mutant: Mapping[str, Any]) -> None:
         """Read the mutant's file in the parent, so every child shares the text."""
         path = _abspath(self.root, mutant["file"])
         if path not in self.texts:
@@ -1168,7 +1170,7 @@ class CodeSwapper:
         apply_swaps(swaps)
         return None
 
-    def prepare(self, mutant: dict[str, Any]) -> list[tuple[Any, Any]] | str:
+    def prepare(self, mutant: Mapping[str, Any]) -> list[tuple[Any, Any]] | str:
         """The (function, mutated code) pairs that put the mutant in, compiled but not yet
         installed — or why it cannot be swapped. Compiling runs no code, so a process that
         must stay clean of the mutant (the evaluator's worker) can prepare it for a child."""
@@ -1255,7 +1257,7 @@ def _prune_to_selected(features: list[Any], wanted: set[int]) -> None:
         prune(feature)
 
 
-def _function_chunk(mutated: list[str], mutant: dict[str, Any]) -> str:
+def _function_chunk(mutated: list[str], mutant: Mapping[str, Any]) -> str:
     """Source that compiles to the mutated function's code at its original line numbers.
 
     Only the function itself is compiled (the whole class would cost a few ms per
