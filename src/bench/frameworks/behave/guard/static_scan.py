@@ -304,7 +304,7 @@ class _Scanner(ast.NodeVisitor):
         self.visit(tree)
 
     def flag(self, kind: str, node: ast.AST) -> None:
-        line = self.at_line or getattr(node, "lineno", 0)
+        line = self.at_line if self.at_line else getattr(node, "lineno", 0)
         if (line, kind) in self.findings:
             return
         evidence = ""
@@ -361,7 +361,7 @@ class _Scanner(ast.NodeVisitor):
         dotted = self.resolve(func)
         return dotted is not None and _under(dotted, "behave") and dotted.rsplit(".", 1)[-1] in _STEP_DECORATORS
 
-    def resolve(self, node: ast.AST) -> str | None:
+    def resolve(self, node: ast.AST | None) -> str | None:
         """The dotted name an expression denotes through the file's imports, if any."""
         if isinstance(node, ast.Name):
             if node.id in self.aliases:
@@ -553,7 +553,7 @@ class _Scanner(ast.NodeVisitor):
                 self.flag("runner_internals", node)
         self.generic_visit(node)
 
-    def _is_status(self, node: ast.AST) -> bool:
+    def _is_status(self, node: ast.AST | None) -> bool:
         dotted = self.resolve(node)
         return dotted is not None and any(_under(dotted, f"{m}.Status") for m in
                                           ("behave.model", "behave.model_core", "behave.model_type"))

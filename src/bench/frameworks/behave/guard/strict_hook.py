@@ -69,7 +69,8 @@ import os
 import sys
 import sysconfig
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from bench import PACKAGE_DIR
 from bench.frameworks.behave.guard.events import CODE_ATTRS as _CODE_ATTRS
@@ -172,9 +173,9 @@ def _writer_template(data):  # noqa: ANN001, ANN202 - rebuilt per run with the s
 
 
 def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace_root: str,
-            writable_dirs: list[str], readers: list[Any] = (), tracers: list[Any] = (), swappers: list[Any] = (),
-            executors: list[Any] = (), claimers: list[Any] = (), anchor: Any = None,
-            line_readers: list[Any] = (), gates: dict[str, Any] | None = None,
+            writable_dirs: list[str], readers: Sequence[Any] = (), tracers: Sequence[Any] = (),
+            swappers: Sequence[Any] = (), executors: Sequence[Any] = (), claimers: Sequence[Any] = (),
+            anchor: Any = None, line_readers: Sequence[Any] = (), gates: dict[str, Any] | None = None,
             untrusted_production: bool = False) -> Prepared:
     """Build the deny-by-default hook (once a process; activated per run child).
 
@@ -201,8 +202,8 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
     str_type, bytes_type, int_type, tuple_type, list_type, dict_type = str, bytes, int, tuple, list, dict
     type_, len_, id_, isinstance_, bool_ = type, len, id, isinstance, bool
     code_type = type(_code_of(prepare))
-    function_type = type(prepare)
-    method_type = type(Screen().__init__)
+    function_type: Any = type(prepare)  # types.FunctionType (mypy types it as prepare's own signature)
+    method_type = type(Screen().__init__)  # type: ignore[misc]  # only the bound-method type is taken
     int_repr = int.__repr__
     from _json import encode_basestring_ascii as json_str
     main_ident = get_ident()
@@ -453,7 +454,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     def where(frame: Any) -> str:
         """`` (by f <- g <- h)``: the performer and the two frames below it, for the evidence."""
-        names = []
+        names: list[str] = []
         f = frame
         while f is not None and len_(names) < 3:
             code = f.f_code
@@ -545,7 +546,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if path is None:
             report("filesystem", culprit(frame), "open of a path object", performer=frame)
             return
-        mode = args[1] if len_(args) > 1 else None
+        mode: Any = args[1] if len_(args) > 1 else None
         flags = args[2] if len_(args) > 2 else 0
         if type_(mode) is str_type:
             writing = "w" in mode or "a" in mode or "x" in mode or "+" in mode
@@ -639,7 +640,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             return classify(filename)
 
     def on_exec(args: tuple[Any, ...], frame: Any) -> None:
-        code_obj = args[0] if args else None
+        code_obj: Any = args[0] if args else None
         if type_(code_obj) is not code_type:
             return
         filename = code_obj.co_filename
@@ -695,7 +696,9 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             if spec_name is None or spec_name in _GATED_MODULES:
                 report("signals" if spec_name == "_signal" else "introspection", culprit(frame),
                        f"a fresh copy of the builtin module {spec_name}")
-            box.append(originals[name](module_spec(spec_name, builtin_importer, origin="built-in")))
+            # report() refused a None spec_name above, and the sys module always has a __spec__
+            box.append(originals[name](module_spec(spec_name, builtin_importer,  # type: ignore[misc, arg-type]
+                                                   origin="built-in")))
             return
         if name == "signal":
             handler = gargs[1] if len_(gargs) > 1 else None
@@ -721,7 +724,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         return get_ident() != main_ident
 
     def on_claim(args: tuple[Any, ...], frame: Any) -> None:
-        data = args[0] if args else None
+        data: Any = args[0] if args else None
         if type_(data) is not bytes_type or id_(frame.f_code) not in claimer_ids or get_ident() != main_ident \
                 or not only_evaluator_to_anchor(frame):
             report("runner_internals", culprit(frame), "a claim from outside the runner", performer=frame)
@@ -733,7 +736,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             # a new thread installs threading's trace/profile function before any frame of its own
             if threading is None:
                 return
-            fn = vars(threading).get("_trace_hook" if event == "sys.settrace" else "_profile_hook")
+            fn: Any = vars(threading).get("_trace_hook" if event == "sys.settrace" else "_profile_hook")
             if type_(fn) is method_type:
                 fn = fn.__func__
             if fn is None:
@@ -811,7 +814,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             command = clean_str(args[0]) if args else None
             argv = ["sh", "-c", command] if command is not None else []
         else:
-            raw = args[2] if event == "os.spawn" and len_(args) > 2 else (args[1] if len_(args) > 1 else None)
+            raw: Any = args[2] if event == "os.spawn" and len_(args) > 2 else (args[1] if len_(args) > 1 else None)
             text = clean_str(raw)
             if text is not None:
                 argv = [text]
@@ -945,7 +948,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             state.busy = 0
 
     for module in list(sys.modules.values()):  # warm the class cache: forked children inherit it
-        path = getattr(module, "__file__", None)
+        path: Any = getattr(module, "__file__", None)
         if type_(path) is str_type and path not in classes:
             try:
                 classify(path)
