@@ -309,6 +309,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                                            judging.result_gold(gold.get(inst.id)), coverage=measured)
                 elif (rejection := judging.rejections(prediction))[0] is not None:
                     reason, paths = rejection
+                    assert reason is not None  # rejection[0], just tested
                     result = _empty_result(inst, Outcome.generation_failure, reason,
                                            judging.result_gold(gold[inst.id]),
                                            coverage=measured, metadata=prediction.metadata,
