@@ -66,8 +66,9 @@ def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str],
             continue
         try:
             data = json.loads(line)
-        except ValueError as exc:
-            raise EvaluationError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        except ValueError as exc:  # JSONDecodeError, or a plain ValueError (an integer beyond int's digit limit)
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise EvaluationError(f"{path}:{number}: not JSON ({why})") from None
         if isinstance(data, list):
             raise EvaluationError(f"{path}:{number}: a JSON array; predictions are JSONL, one JSON object per line")
         if not isinstance(data, dict) or not isinstance(data.get("instance_id"), str):
