@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.frameworks.registry import get_framework  # noqa: E402
-from harness.runtime import Runtime  # noqa: E402
-from harness.sandbox.base import SandboxPolicy  # noqa: E402
-from harness.sandbox.bwrap_backend import BwrapSandbox  # noqa: E402
-from harness.sandbox.workspace import Workspace  # noqa: E402
+from bench.frameworks.registry import get_framework
+from harness.runtime import Runtime
+from harness.sandbox.base import SandboxPolicy
+from harness.sandbox.bwrap_backend import BwrapSandbox
+from harness.sandbox.workspace import Workspace
 
 COMMANDS = {"/bin/true": ["/bin/true"], "python -c pass": [sys.executable, "-c", "pass"]}
 

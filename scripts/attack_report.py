@@ -27,14 +27,15 @@ sys.path.insert(0, str(REPO))
 if "--src" in sys.argv[:-1]:  # before anything imports bench: evaluate with that checkout's bench package
     sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--src") + 1]).resolve()))
 
-from tests.adversarial.attacks import ATTACKS, CLASSES, Attack, AttackRun, oracle_files, run_attack, violations  # noqa: E402
+from tests.adversarial.attacks import ATTACKS, CLASSES, Attack, AttackRun, oracle_files, run_attack, violations
 
 DATASETS = {"mini": Path("/tmp/adv-mini"), "shop": Path("/tmp/adv-shop")}
 
 
 def build(kind: str) -> Path:
-    from bench.builder.pipeline import BuildOptions, build_dataset
     from tests.conftest import EXAMPLE, MINI_FILES, write_project
+
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     out = DATASETS[kind]
     if (out / "dataset.json").is_file():

@@ -250,7 +250,7 @@ class ProjectJudging:
         """What judging needs before the first verdict (the project's environment); one line."""
         try:
             self.own.prepare()
-        except Exception as exc:  # noqa: BLE001 - whatever the framework raises, the run stops with one line
+        except Exception as exc:  # whatever the framework raises, the run stops with one line
             raise EvaluationError(str(exc)) from exc
 
     def result_gold(self, gold: GoldTest | None) -> GoldTest | None:

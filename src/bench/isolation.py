@@ -95,7 +95,7 @@ def masked_dirs(bound: list[Path] | None = None) -> list[Path]:
     return [holder / n for n in sorted(names - {"bench"}) if (holder / n).is_dir()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _distribution_packages(holder: Path) -> frozenset[str]:
     """Top-level directories the distribution that installed ``holder/bench`` put in ``holder``
     (from its RECORD; its ``.dist-info`` is metadata and stays)."""

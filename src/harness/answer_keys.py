@@ -15,7 +15,8 @@ documentation and stays. Views drop answer keys; the leak audit reports any it s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -68,7 +69,7 @@ class AnswerKeyScanner:
             return AnswerKey(path=rel, reason=f"quotes {quoted} lines of ground-truth test code")
         return None
 
-    def scan(self, root: Path, files: Iterable[str], skip: Set[str] = frozenset()) -> list[AnswerKey]:
+    def scan(self, root: Path, files: Iterable[str], skip: AbstractSet[str] = frozenset()) -> list[AnswerKey]:
         """The answer keys among ``files`` (paths relative to ``root``) that are documents."""
         keys = []
         for rel in sorted(files):

@@ -214,9 +214,9 @@ def stolen(walk: Walk, truth: dict[str, list[GroundTruthFile]]) -> list[str]:
 def walking_sandboxes(sizes: list[int] | None, limit: int = 1) -> Iterator[list[Walk]]:
     """While active, the first ``limit`` evaluation sandboxes (behave and cucumber-js alike)
     run the walker with their own bubblewrap arguments just before their real command."""
+    from bench.frameworks.behave.eval_sandbox import EvalSandbox
     from bench.frameworks.cucumber_js import judge as cjs_judge
     from bench.frameworks.cucumber_js import runner as cjs_runner
-    from bench.frameworks.behave.eval_sandbox import EvalSandbox
 
     walks: list[Walk] = []
     start, run_cucumber = EvalSandbox.start, cjs_judge.run_cucumber

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.frameworks.godog.cucumber_json import StepMatch
-from bench.frameworks.godog.testside import (TestSideGo, _zero, calibration_files, prune_imports,
-                                             unescape_go)
+from bench.frameworks.godog.testside import TestSideGo, _zero, calibration_files, prune_imports, unescape_go
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None and not Path("/usr/local/go/bin/go").is_file(),
                               reason="the Go toolchain is not installed")

@@ -10,7 +10,7 @@ and ``@overload``/``@abstractmethod`` declarations have nothing to hide and stay
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider

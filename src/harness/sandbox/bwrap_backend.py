@@ -105,7 +105,7 @@ class BwrapSandbox(HostWorkspaceFiles):
                              egress=self.proxy.records() if self.proxy is not None else [], notes=self.notes,
                              oom_kills=self.oom_kills)
 
-    def __enter__(self) -> "BwrapSandbox":
+    def __enter__(self) -> BwrapSandbox:
         self.start()
         return self
 

@@ -48,7 +48,7 @@ class LocalSandbox(HostWorkspaceFiles):
                              wall_clock_seconds=self.policy.wall_clock_seconds, used_seconds=round(self.clock.used, 3),
                              egress_allow=[], notes=[NOT_ISOLATED])
 
-    def __enter__(self) -> "LocalSandbox":
+    def __enter__(self) -> LocalSandbox:
         self.start()
         return self
 

@@ -24,7 +24,8 @@ import struct
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 

@@ -20,7 +20,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.frameworks.behave import forking
 

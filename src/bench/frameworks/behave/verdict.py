@@ -39,8 +39,8 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 

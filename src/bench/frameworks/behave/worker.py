@@ -43,7 +43,7 @@ TRAMPOLINES = frozenset({"__get__", "__set__", "__call__", "__delete__"})
 # every mutant run binds the same steps, so matching them once saves ~1/3 of a run.
 MATCH_CACHE: dict[tuple[str, str], Any] = {}
 
-import __future__  # noqa: E402
+import __future__
 
 # RunRecorder._traced_profile: what it knows of an executing frame
 _PROD, _TEST, _TRAMP, _POINT = 1, 2, 4, 8
@@ -85,8 +85,8 @@ class Worker:
         os.chdir(self.root)
         for entry in reversed(req.get("python_path", [])):
             sys.path.insert(0, os.path.abspath(entry))
-        import behave  # noqa: F401  (warm import)
-        import behave.model  # noqa: F401
+        import behave  # warm import
+        import behave.model
         import behave.runner  # noqa: F401
 
         self.import_packages = list(req.get("import_packages", []))
@@ -125,7 +125,7 @@ class Worker:
             self.runner, self.load_error = self._make_runner(self.features_dir, load=True)
             self.preloaded = True
         try:
-            import coverage  # noqa: F401  (warm import for traced runs)
+            import coverage  # warm import for traced runs
         except ImportError:
             pass
         return {
@@ -442,7 +442,7 @@ class Worker:
 
     @staticmethod
     def _mutant_child(runner, recorder, feature: str, lines: list[int], parsed, mutant: dict[str, Any],
-                      swapper: "CodeSwapper") -> dict[str, Any]:
+                      swapper: CodeSwapper) -> dict[str, Any]:
         error = swapper.swap(mutant)
         if error:
             return {"swap_error": error}
@@ -1087,18 +1087,18 @@ def _install_source_override(path: str, source: str) -> None:
     import importlib.machinery
 
     class MutatedLoader(importlib.machinery.SourceFileLoader):
-        def get_data(self, filename):  # noqa: ANN001
+        def get_data(self, filename):
             if os.path.abspath(filename) == path:
                 return source.encode("utf-8")
             if filename.endswith((".pyc", ".pyo")):
                 raise OSError("no bytecode for mutated sources")
             return super().get_data(filename)
 
-        def path_stats(self, filename):  # noqa: ANN001
+        def path_stats(self, filename):
             raise OSError("force a compile from source")
 
     class MutatedFinder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, target_path=None, target=None):  # noqa: ANN001
+        def find_spec(self, fullname, target_path=None, target=None):
             spec = importlib.machinery.PathFinder.find_spec(fullname, target_path)
             if spec is not None and spec.origin and os.path.abspath(spec.origin) == path:
                 spec.loader = MutatedLoader(fullname, spec.origin)

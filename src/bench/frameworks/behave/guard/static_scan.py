@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from bench.frameworks.behave.guard.findings import TamperFinding
 
@@ -155,7 +155,7 @@ _BEHAVE_PUBLIC: dict[str, frozenset[str] | None] = {
         "given", "when", "then", "step", "Given", "When", "Then", "Step", "use_default_step_matcher",
         "use_step_matcher", "register_type", "fixture", "use_fixture", "step_matcher", "__version__",
         # submodules reached as attributes: their own rules apply to what follows
-        "api", "matchers", "fixture", "model", "model_core", "model_type", "runner", "tag_matcher",
+        "api", "matchers", "model", "model_core", "model_type", "runner", "tag_matcher",
         "tag_expression", "textutil", "log_capture", "step_registry",
     }),
     "behave.api": None,  # pending_step, async_step, step_matchers, runtime_constraint, ...
@@ -287,7 +287,7 @@ def _behave_allowed(dotted: str, *, store: bool) -> bool:
 
 class _Scanner(ast.NodeVisitor):
     def __init__(self, path: str, source: str, *, at_line: int | None = None, depth: int = 0,
-                 parent: "_Scanner | None" = None) -> None:
+                 parent: _Scanner | None = None) -> None:
         self.path = path
         self.source = source
         self.at_line = at_line  # code scanned out of a string literal reports the literal's line
@@ -560,7 +560,7 @@ class _Scanner(ast.NodeVisitor):
 
     def _builtin_call(self, func: str, node: ast.Call) -> None:
         args = node.args
-        name = func[len("builtins."):] if func.startswith("builtins.") else func
+        name = func.removeprefix("builtins.")
         if func in ("builtins.object.__setattr__", "builtins.type.__setattr__", "builtins.object.__delattr__",
                     "builtins.type.__delattr__"):
             name = "setattr"

@@ -163,7 +163,7 @@ def _code_of(fn: Any) -> Any:
     return getattr(fn, "__code__", None)
 
 
-def _writer_template(data):  # noqa: ANN001, ANN202 - rebuilt per run with the secret as a constant
+def _writer_template(data):
     caller = _GETFRAME(1)
     if caller.f_code is not _EMIT_CODE:
         raise PermissionError("req2test: the run's channel is the screen's own")
@@ -992,7 +992,7 @@ def make_gates() -> dict[str, Any]:
 
     audit = sys.audit
 
-    def start_new_thread(function, args, kwargs=None):  # noqa: ANN001, ANN202
+    def start_new_thread(function, args, kwargs=None):
         box: list[Any] = []
         audit("req2test.gate", "start_new_thread", (function, args) if kwargs is None else (function, args, kwargs),
               {}, box)
@@ -1000,14 +1000,14 @@ def make_gates() -> dict[str, Any]:
             raise RuntimeError("req2test: threads are only started through the run's screen")
         return box[0]
 
-    def signal(signalnum, handler):  # noqa: ANN001, ANN202
+    def signal(signalnum, handler):
         box: list[Any] = []
         audit("req2test.gate", "signal", (signalnum, handler), {}, box)
         if not box:
             raise RuntimeError("req2test: signal handlers are only installed through the run's screen")
         return box[0]
 
-    def create_builtin(spec):  # noqa: ANN001, ANN202
+    def create_builtin(spec):
         name = spec.name  # read here, outside the hook: a property of the test's runs as the test
         box: list[Any] = []
         audit("req2test.gate", "create_builtin", ("".join((name,)) if isinstance(name, str) else None,), {}, box)
