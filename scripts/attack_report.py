@@ -117,8 +117,8 @@ def main() -> int:
     legend = ["", f"evaluator: {Path(bench.__file__).parent}",
               f"{len(attacks)} attacks, {time.monotonic() - started:.0f}s; classes: " +
               "; ".join(f"{k} {v}" for k, v in CLASSES.items()),
-              "kill_complete: of the attacked instance; 'next': the oracle prediction of the companion instance "
-              "evaluated after the attack on the same worker."]
+              ("kill_complete: of the attacked instance; 'next': the oracle prediction of the companion instance "
+               "evaluated after the attack on the same worker.")]
     print("\n".join(legend))
     if args.out:
         args.out.write_text("\n".join(lines + legend) + "\n", encoding="utf-8")
