@@ -159,14 +159,14 @@ class WorkerPool:
                     return
                 try:
                     reply = self._call_with_restart(slot, items[index])
-                except BaseException as exc:  # surfaced after the threads join
+                except BaseException as exc:  # noqa: BLE001 - surfaced after the threads join
                     errors.append(exc)
                     return
                 results[index] = reply
                 if on_result_in_slot is not None:
                     try:
                         on_result_in_slot(index, reply, slot)
-                    except BaseException as exc:
+                    except BaseException as exc:  # noqa: BLE001 - surfaced after the threads join
                         errors.append(exc)
                         return
                 if on_result is not None:

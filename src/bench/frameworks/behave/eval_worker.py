@@ -110,7 +110,7 @@ class EvalWorker(bw.Worker):
         for name in req.get("preimport", []):
             try:
                 __import__(name)
-            except BaseException:  # noqa: BLE001 - the run child will report the same error
+            except BaseException:  # noqa: BLE001, S110 - the run child will report the same error
                 pass
         reply = super().init(req)
         if early is not None:
@@ -510,7 +510,7 @@ def _zygote_child(worker: EvalWorker, box: list[Any], write_fd: int) -> None:
         code = 1
         try:
             _emit({"k": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]})
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001, S110 - the channel itself failed: the exit code still tells
             pass
     # End of the claim now: the worker reads EOF without waiting for this process's
     # memory to be torn down (exit unmaps before it closes descriptors)
@@ -892,7 +892,7 @@ def _warm_step_patterns(sources: dict[str, bytes]) -> int:
                 try:
                     current(_no_step, text).compile()
                     warmed += 1
-                except Exception:  # noqa: BLE001 - behave reports a bad pattern in the run
+                except Exception:  # noqa: BLE001, S112 - behave reports a bad pattern in the run
                     continue
     return warmed
 
@@ -913,7 +913,7 @@ def _warm_linecache(root: str, sources: dict[str, bytes]) -> None:
     for name in names:
         try:
             linecache.getlines(name)
-        except Exception:  # noqa: BLE001 - a line we could not read is read in the run
+        except Exception:  # noqa: BLE001, S112 - a line we could not read is read in the run
             continue
 
 

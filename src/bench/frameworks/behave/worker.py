@@ -142,13 +142,13 @@ class Worker:
         for name in packages:
             try:
                 pkg = __import__(name, fromlist=["__path__"])
-            except BaseException as exc:  # an import error is data, not a crash
+            except BaseException as exc:  # noqa: BLE001 - an import error is data, not a crash
                 errors[name] = f"{type(exc).__name__}: {exc}"
                 continue
             for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), name + "."):
                 try:
                     __import__(info.name)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - an import error is data, not a crash
                     errors[info.name] = f"{type(exc).__name__}: {exc}"
         return errors
 
@@ -173,7 +173,7 @@ class Worker:
             if load:
                 runner.load_hooks()
                 runner.load_step_definitions()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - hooks or steps that do not load are the run's load error
             error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=8)
         runner.formatters = []
         self.hook_files = [_abspath(self.root, os.path.join(runner.base_dir or features_dir,
@@ -469,7 +469,7 @@ class Worker:
                     return
                 handler = handlers.get(op)
                 reply = handler(req) if handler is not None else {"error": f"unknown op {op!r}"}
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - a failed request is answered; the worker serves on
                 reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
             self._reply(reply)
 
@@ -879,7 +879,7 @@ class RunRecorder:
             failed = True
         except SystemExit as exc:
             abort = f"SystemExit({exc.code!r})"
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - whatever ends the run early is its abort
             abort = f"{type(exc).__name__}: {exc}"
         finally:
             sys.setprofile(None)

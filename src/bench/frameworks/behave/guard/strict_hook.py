@@ -478,7 +478,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         findings.append(finding)
         try:
             emit(dump({"k": "finding", **finding}))
-        except BaseException:  # noqa: BLE001 - a broken channel must not unblock the operation
+        except BaseException:  # noqa: BLE001, S110 - a broken channel must not unblock the operation
             pass
         if refuse:
             raise permission_error(f"req2test: {kind} is not allowed in a test")
@@ -952,7 +952,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if type_(path) is str_type and path not in classes:
             try:
                 classify(path)
-            except Exception:  # noqa: BLE001 - an odd __file__ is classified on demand
+            except Exception:  # noqa: BLE001, S110 - an odd __file__ is classified on demand
                 pass
     for code in keep:
         class_of(code)
