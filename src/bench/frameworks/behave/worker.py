@@ -359,8 +359,9 @@ class Worker:
             result = results.get(mutant["id"])
             if result is None:
                 # the driver died or never reached the mutant's point: a fork from the start
-                result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
-                                                              swapper), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed,
+                                                              mutant, swapper), limit)  # noqa: B023
             out["mutants"][mutant["id"]] = dict(_mutant_verdict(result, len(lines)), point=point_of[mutant["id"]])
         return out
 
@@ -394,7 +395,8 @@ class Worker:
         for run in req["runs"]:
             limit = float(run.get("timeout", 60.0))
             if run.get("workspace"):
-                result = fork_call(lambda: self._run_in_workspace(run), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: self._run_in_workspace(run), limit)  # noqa: B023
             else:
                 if shared_runner is None:
                     os.chdir(self.root)
@@ -407,8 +409,9 @@ class Worker:
                 feature = os.path.join(self.root, run["feature"])
                 recorder = RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
                                        trace=False)
-                result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),
-                                                          len(run["lines"]), bindings=True), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),  # noqa: B023
+                                                          len(run["lines"]), bindings=True), limit)  # noqa: B023
             verdicts[run["key"]] = _mutant_verdict(result, len(run["lines"]))
         return {"verdicts": verdicts}
 
