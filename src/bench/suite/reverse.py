@@ -135,9 +135,9 @@ def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Predictio
     project: ProjectRecord = dataset.project(suite.project)
     if problem is None and prediction is None:
         problem = NO_PREDICTION
-    if problem is None and prediction is not None:
-        if rejected := reverse_rejections(prediction.files, project.production):
-            problem = "invalid submission: " + rejected[0]
+    if problem is None and prediction is not None and (
+            rejected := reverse_rejections(prediction.files, project.production)):
+        problem = "invalid submission: " + rejected[0]
     verdicts: list[ScenarioVerdict] = []
     if problem is not None:
         verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,

@@ -300,7 +300,7 @@ class Worker:
         behave_dir = os.path.dirname(os.path.abspath(sys.modules["behave"].__file__ or ""))
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None) or ""
-            if path.endswith(".py") and (path.startswith(behave_dir) or path.startswith(root_for_paths)) \
+            if path.endswith(".py") and path.startswith((behave_dir, root_for_paths)) \
                     and not _abspath(self.root, path).startswith(tuple(self.production_dirs)):
                 linecache.getlines(path)
         limit = max(float(req.get("mutant_timeout_min", 2.0)),

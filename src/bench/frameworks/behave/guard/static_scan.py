@@ -438,9 +438,9 @@ class _Scanner(ast.NodeVisitor):
         if store:
             if "userdata" not in chain[2:]:  # context.config.userdata is the test's own settings
                 self.flag("runner_internals", node)  # context.scenario = ..., context.scenario.status = ...
-        elif method is not None and len(chain) >= 2:
-            if method in _RUNNER_METHODS or (method in _MUTATORS and "userdata" not in chain):
-                self.flag("runner_internals", node)
+        elif method is not None and len(chain) >= 2 and (
+                method in _RUNNER_METHODS or (method in _MUTATORS and "userdata" not in chain)):
+            self.flag("runner_internals", node)
 
     def is_sensitive_target(self, node: ast.AST) -> bool:
         dotted = self.resolve(node)
@@ -511,9 +511,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.resolve(node.value)
         if value is not None and any(_under(value, f"{m}.Status") for m in
-                                     ("behave.model", "behave.model_core", "behave.model_type")):
-            if any(isinstance(t, ast.Attribute) for t in node.targets):
-                self.flag("runner_internals", node)  # something.status = Status.passed
+                                     ("behave.model", "behave.model_core", "behave.model_type")) \
+                and any(isinstance(t, ast.Attribute) for t in node.targets):
+            self.flag("runner_internals", node)  # something.status = Status.passed
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:

@@ -163,13 +163,15 @@ def _code_of(fn: Any) -> Any:
     return getattr(fn, "__code__", None)
 
 
+# rebuilt per run with the secret as a constant; its globals (_GETFRAME, _EMIT_CODE, _WRITE,
+# _FD) are the ones ``activate`` gives the function it makes from this code
 def _writer_template(data):
-    caller = _GETFRAME(1)
-    if caller.f_code is not _EMIT_CODE:
+    caller = _GETFRAME(1)  # noqa: F821 - a global given at run time
+    if caller.f_code is not _EMIT_CODE:  # noqa: F821 - a global given at run time
         raise PermissionError("req2test: the run's channel is the screen's own")
     view = memoryview(b"SECRET-PLACEHOLDER " + data + b"\n")
     while view:
-        view = view[_WRITE(_FD, view):]
+        view = view[_WRITE(_FD, view):]  # noqa: F821 - globals given at run time
 
 
 def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace_root: str,
@@ -494,7 +496,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if type_(value) is bytes_type:
             return value.decode("utf-8", "surrogateescape")
         if isinstance_(value, str_type):
-            return "".join((value,))
+            return "".join((value,))  # noqa: FLY002 - an f-string would call a str subclass's __format__
         if isinstance_(value, bytes_type):
             return b"".join((value,)).decode("utf-8", "surrogateescape")
         return None
@@ -601,7 +603,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if path.endswith("/mem") or "/mem/" in path:
             report("ptrace", culprit(frame), f"open {path}", performer=frame)
             return
-        _, requester, rcls, importing, _, _ = walk(frame)
+        _, _requester, rcls, importing, _, _ = walk(frame)
         if importing or rcls in (_LIB, _PRODUCTION, _COVERAGE, _BEHAVE, _TRUSTED):
             return
         report("process", culprit(frame), f"read of {path}", performer=frame)
@@ -762,7 +764,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             report("introspection", culprit(frame), f"a fresh copy of {name}", performer=frame)
         if top not in ("bench", "harness", "req2test", "coverage", "ctypes", "_ctypes", "cffi", "_cffi_backend"):
             return
-        _, requester, rcls, _, _, _ = walk(frame)
+        _, _requester, rcls, _, _, _ = walk(frame)
         if top in ("ctypes", "_ctypes", "cffi", "_cffi_backend"):
             if rcls in (_PRODUCTION, _LIB, _COVERAGE) or (rcls == -1 and walk_import(frame)):
                 return
@@ -772,7 +774,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     def on_lib_only(kind: str, event: str, frame: Any) -> None:
         """Allowed for production and library code (and in imports), never for the test's."""
-        _, requester, rcls, importing, _, _ = walk(frame)
+        _, _requester, rcls, importing, _, _ = walk(frame)
         cls = class_of(frame.f_code)
         if importing or (cls not in (_STDLIB, _FROZEN) and cls in (_LIB, _PRODUCTION, _COVERAGE)) \
                 or (cls in (_STDLIB, _FROZEN) and rcls in (_LIB, _PRODUCTION, _COVERAGE)):
@@ -906,9 +908,8 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
                     return
             except IndexError:
                 return
-        elif event == "open":
-            if not args or type_(args[0]) is int_type or type_(args[0]) is bool_:  # a descriptor
-                return
+        elif event == "open" and (not args or type_(args[0]) is int_type or type_(args[0]) is bool_):
+            return  # a descriptor
         try:
             busy = state.busy
         except AttributeError:  # a thread that has not been here before
@@ -1010,7 +1011,9 @@ def make_gates() -> dict[str, Any]:
     def create_builtin(spec):
         name = spec.name  # read here, outside the hook: a property of the test's runs as the test
         box: list[Any] = []
-        audit("req2test.gate", "create_builtin", ("".join((name,)) if isinstance(name, str) else None,), {}, box)
+        # a plain str copy: an f-string would call a str subclass's __format__
+        audit("req2test.gate", "create_builtin", ("".join((name,)) if isinstance(name, str) else None,),  # noqa: FLY002
+              {}, box)
         if not box:
             raise ImportError("req2test: builtin modules are only created through the run's screen")
         return box[0]
