@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from bench import SOURCE_ROOT
 from bench.frameworks.messages import BuildInit, BuildRequest
@@ -118,7 +118,7 @@ class WorkerPool:
         self.specs = [replace(spec, root=root) for root in (roots or [spec.root])]
         self.workers: list[WorkerProcess] = []
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> Self:
         self.workers = [WorkerProcess(self.specs[0])]
         # Start the rest only after the first initialised: a broken project fails fast.
         self.workers += [WorkerProcess(spec) for spec in self.specs[1:]]

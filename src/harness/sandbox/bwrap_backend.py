@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from bench.isolation import SYSTEM_DIRS, bwrap_path
 from bench.minimal_etc import SANDBOX_HOSTNAME, bwrap_etc_args
@@ -105,7 +105,7 @@ class BwrapSandbox(HostWorkspaceFiles):
                              egress=self.proxy.records() if self.proxy is not None else [], notes=self.notes,
                              oom_kills=self.oom_kills)
 
-    def __enter__(self) -> BwrapSandbox:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -221,7 +221,7 @@ class EvalSandbox:
             self._cgroup.close()
             self._cgroup = None
 
-    def __enter__(self) -> EvalSandbox:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
