@@ -279,7 +279,7 @@ def assert_nothing_to_steal(dataset_dir: Path, work: Path, instance_id: str | No
         empty = {p.instance_id: p.files for p in calibration_predictions(dataset_dir)["empty"]}
         instance_id = instance_id or min(empty)
         files = inert_prediction(empty[instance_id])
-    instance_id = instance_id or sorted(load_dataset(dataset_dir).load_gold())[0]
+    instance_id = instance_id or min(load_dataset(dataset_dir).load_gold())
     truth = ground_truth_files(dataset_dir)
     assert truth, "the dataset has no ground-truth test files"
     sizes = ground_truth_sizes(dataset_dir)

@@ -218,8 +218,8 @@ def test_resume_after_kill_loses_nothing(mini_dataset: Path, tmp_path: Path) -> 
     run_dir = tmp_path / "run"
     cmd = [sys.executable, "-m", "harness.cli", "evaluate", str(mini_dataset), "-p", str(path), "-o", str(run_dir),
            "--workers", "1", "--timeout", "60", "-q"]
-    log = open(tmp_path / "evaluate.log", "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
+    with open(tmp_path / "evaluate.log", "w") as log:  # the run writes to its own copy of the descriptor
+        proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
     journal = run_dir / "results.jsonl"
     deadline = time.time() + 60
     while time.time() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 2):
