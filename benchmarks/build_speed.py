@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.builder.pipeline import BuildOptions, build_dataset  # noqa: E402
-from bench.frameworks.outcomes import classify_run  # noqa: E402
-from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
+from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
-from bench.gherkin_reader import read_feature_file  # noqa: E402
-from bench.project import resolve_source  # noqa: E402
+from bench.frameworks.outcomes import classify_run
+from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
+from bench.gherkin_reader import read_feature_file
+from bench.project import resolve_source
 
 
 def main() -> None:
@@ -63,7 +63,7 @@ def main() -> None:
             locations = [f"{req.feature_file}:{line}" for line in req.run_lines]
             start = time.perf_counter()
             proc = subprocess.run([sys.executable, "-m", "behave", "--no-summary", "-f", "null", *locations],
-                                  cwd=root, env=env, capture_output=True)
+                                  cwd=root, env=env, capture_output=True, check=False)
             fresh_times.append(time.perf_counter() - start)
             fresh_ok.append(proc.returncode == 0)
 

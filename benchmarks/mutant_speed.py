@@ -35,18 +35,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.calibrate import calibration_predictions  # noqa: E402
-from bench.dataset import load_dataset  # noqa: E402
-from bench.frameworks.behave.evalspace import build_base  # noqa: E402
-from bench.frameworks.registry import get_framework  # noqa: E402
-from bench.frameworks.worker_pool import WorkerPool, WorkerSpec  # noqa: E402
+from bench.calibrate import calibration_predictions
+from bench.dataset import load_dataset
+from bench.frameworks.behave.evalspace import build_base
 from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
-from bench.isolation import resolve_mode  # noqa: E402
-from bench.model import Outcome  # noqa: E402
-from bench.production_index import ProductionIndex  # noqa: E402
-from bench.mutation.executor import collect_session, fallback_jobs, load_manifest, pool_for, resolve_fallbacks  # noqa: E402
-from bench.frameworks.behave.fresh import run_fresh  # noqa: E402
-from bench.frameworks.behave.verdict import VerdictOptions, judge  # noqa: E402
+from bench.frameworks.behave.fresh import run_fresh
+from bench.frameworks.behave.verdict import VerdictOptions, judge
+from bench.frameworks.registry import get_framework
+from bench.frameworks.worker_pool import WorkerPool, WorkerSpec
+from bench.isolation import resolve_mode
+from bench.model import Outcome
+from bench.mutation.executor import collect_session, fallback_jobs, load_manifest, pool_for, resolve_fallbacks
+from bench.production_index import ProductionIndex
 
 
 def detected(verdict: str) -> str:

@@ -40,11 +40,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.dataset import load_dataset  # noqa: E402
-from bench.frameworks.behave import worker as behave_worker  # noqa: E402
-from bench.frameworks.behave.trace_reference import ENV_FLAG  # noqa: E402
-from bench.frameworks.worker_pool import WorkerSpec  # noqa: E402
+from bench.dataset import load_dataset
+from bench.frameworks.behave import worker as behave_worker
 from bench.frameworks.behave.framework import BUILD_WORKER_MODULE
+from bench.frameworks.behave.trace_reference import ENV_FLAG
+from bench.frameworks.worker_pool import WorkerSpec
 
 MODES = ("plain", "old", "new")
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench.dataset import load_dataset  # noqa: E402
-from harness.sandbox.policy import load_policy  # noqa: E402
-from harness.viewcheck import check_views, timed_view_builds  # noqa: E402
+from bench.dataset import load_dataset
+from harness.sandbox.policy import load_policy
+from harness.viewcheck import check_views, timed_view_builds
 
 
 def main() -> None:

@@ -27,14 +27,15 @@ sys.path.insert(0, str(REPO))
 if "--src" in sys.argv[:-1]:  # before anything imports bench: evaluate with that checkout's bench package
     sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--src") + 1]).resolve()))
 
-from tests.adversarial.attacks import ATTACKS, CLASSES, Attack, AttackRun, oracle_files, run_attack, violations  # noqa: E402
+from tests.adversarial.attacks import ATTACKS, CLASSES, Attack, AttackRun, oracle_files, run_attack, violations
 
 DATASETS = {"mini": Path("/tmp/adv-mini"), "shop": Path("/tmp/adv-shop")}
 
 
 def build(kind: str) -> Path:
-    from bench.builder.pipeline import BuildOptions, build_dataset
     from tests.conftest import EXAMPLE, MINI_FILES, write_project
+
+    from bench.builder.pipeline import BuildOptions, build_dataset
 
     out = DATASETS[kind]
     if (out / "dataset.json").is_file():
@@ -116,8 +117,8 @@ def main() -> int:
     legend = ["", f"evaluator: {Path(bench.__file__).parent}",
               f"{len(attacks)} attacks, {time.monotonic() - started:.0f}s; classes: " +
               "; ".join(f"{k} {v}" for k, v in CLASSES.items()),
-              "kill_complete: of the attacked instance; 'next': the oracle prediction of the companion instance "
-              "evaluated after the attack on the same worker."]
+              ("kill_complete: of the attacked instance; 'next': the oracle prediction of the companion instance "
+               "evaluated after the attack on the same worker.")]
     print("\n".join(legend))
     if args.out:
         args.out.write_text("\n".join(lines + legend) + "\n", encoding="utf-8")

@@ -4,8 +4,10 @@ field by field, timings (any "seconds" or "*_seconds" key, at any depth) left ou
 Usage:
     python scripts/compare_runs.py OLD_DIR NEW_DIR     # prints each differing record, then the count
 """
-import json, sys
+import json
+import sys
 from pathlib import Path
+
 MEAS = {"evaluation_seconds", "created"}
 def strip(v):
     if isinstance(v, dict):

@@ -6,13 +6,16 @@ code trees (PYTHONPATH=OTHER/src) to show that a refactor left the rendered prom
 Usage:
     python scripts/prompt_digest.py DATASET [DATASET ...]
 """
-import hashlib, json, sys
+import hashlib
+import json
+import sys
 from pathlib import Path
+
 from bench.dataset import load_dataset
+from harness.agents import builtin
 from harness.agents.base import AgentTask
 from harness.agents.builtin import task_messages
 from harness.prompts import available_paragraphs
-import harness.agents.builtin as builtin
 
 total = hashlib.sha256()
 count = 0
@@ -30,5 +33,6 @@ for ds_dir in sys.argv[1:]:
                         total.update(m["content"].encode()); count += 1
 print(count, "messages", total.hexdigest())
 from bench.frameworks.registry import get_framework
+
 for name in ("behave", "cucumber-js"):
     print(name, "tools", hashlib.sha256(json.dumps(builtin.tools_for(get_framework(name).prompt_terms()), sort_keys=True).encode()).hexdigest())

@@ -27,6 +27,7 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 CONTROLLERS = ("pids", "memory")
 
@@ -301,7 +302,7 @@ class SandboxCgroup:
         with contextlib.suppress(ValueError):
             self._created.remove(path)
 
-    def __enter__(self) -> SandboxCgroup:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -514,10 +514,11 @@ def suites(
     except DatasetError as exc:
         raise fail(str(exc)) from None
     pages = {s.id: suite_documentation(loaded, s) for s in found}
-    rows = [{"id": suite.id, "feature": suite.feature_file, "scenarios": len(suite.scenarios),
-             "words": suite.specification_words, "doc_words": pages[suite.id].words,
-             "step_defs": len(suite.reference_step_definitions), "candidates": suite.candidates,
-             "dropped": suite.dropped, "targets": len(suite.targets)} for suite in found]
+    rows: list[dict[str, Any]] = [
+        {"id": suite.id, "feature": suite.feature_file, "scenarios": len(suite.scenarios),
+         "words": suite.specification_words, "doc_words": pages[suite.id].words,
+         "step_defs": len(suite.reference_step_definitions), "candidates": suite.candidates,
+         "dropped": suite.dropped, "targets": len(suite.targets)} for suite in found]
     if as_json:
         out.print_json(json.dumps(rows))
     else:

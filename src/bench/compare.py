@@ -261,10 +261,10 @@ def render_comparison_markdown(c: Comparison) -> str:
               ("| score | N pairs | differing | mean A | mean B | mean B − A | p (B better) | p (A better) "
               "| significant |"),
               "|---|---|---|---|---|---|---|---|---|"]
-    for t in c.continuous:
-        lines.append(f"| {LABELS[t.metric]} | {t.n} | {t.differing} | {num(t.mean_a)} | {num(t.mean_b)} | "
-                     f"{'—' if t.mean_difference is None else f'{t.mean_difference:+.3f}'} | {_p(t.p_value)} | "
-                     f"{_p(t.p_value_reverse)} | {'yes' if t.significant else 'no'} |")
+    for ct in c.continuous:
+        lines.append(f"| {LABELS[ct.metric]} | {ct.n} | {ct.differing} | {num(ct.mean_a)} | {num(ct.mean_b)} | "
+                     f"{'—' if ct.mean_difference is None else f'{ct.mean_difference:+.3f}'} | {_p(ct.p_value)} | "
+                     f"{_p(ct.p_value_reverse)} | {'yes' if ct.significant else 'no'} |")
     lines += ["", "## Per project", "",
               "| project | N | Pass@1 A | Pass@1 B | Pass B>A | Pass A>B | KC@1 A | KC@1 B | KC B>A | KC A>B |",
               "|---|---|---|---|---|---|---|---|---|---|"]

@@ -66,8 +66,9 @@ def load_predictions(path: Path) -> tuple[dict[str, Prediction], dict[str, str],
             continue
         try:
             data = json.loads(line)
-        except ValueError as exc:
-            raise EvaluationError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        except ValueError as exc:  # JSONDecodeError, or a plain ValueError (an integer beyond int's digit limit)
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise EvaluationError(f"{path}:{number}: not JSON ({why})") from None
         if isinstance(data, list):
             raise EvaluationError(f"{path}:{number}: a JSON array; predictions are JSONL, one JSON object per line")
         if not isinstance(data, dict) or not isinstance(data.get("instance_id"), str):
@@ -185,7 +186,7 @@ def keep_predictions(predictions_path: Path, run_dir: Path) -> None:
 def prepare_run(options: EvaluateOptions, run_dir: Path) -> Path:
     """Resolve the isolation mode (a one-line error when it is unavailable) and create ``run_dir``."""
     try:
-        options.isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+        options.isolation = resolve_mode(options.isolation)
     except IsolationError as exc:
         raise EvaluationError(str(exc)) from exc
     run_dir = Path(run_dir)
@@ -249,7 +250,7 @@ class ProjectJudging:
         """What judging needs before the first verdict (the project's environment); one line."""
         try:
             self.own.prepare()
-        except Exception as exc:  # noqa: BLE001 - whatever the framework raises, the run stops with one line
+        except Exception as exc:  # whatever the framework raises, the run stops with one line
             raise EvaluationError(str(exc)) from exc
 
     def result_gold(self, gold: GoldTest | None) -> GoldTest | None:
@@ -309,6 +310,7 @@ def _evaluate_instances(dataset: Dataset, gold: dict[str, GoldTest], predictions
                                            judging.result_gold(gold.get(inst.id)), coverage=measured)
                 elif (rejection := judging.rejections(prediction))[0] is not None:
                     reason, paths = rejection
+                    assert reason is not None  # rejection[0], just tested
                     result = _empty_result(inst, Outcome.generation_failure, reason,
                                            judging.result_gold(gold[inst.id]),
                                            coverage=measured, metadata=prediction.metadata,

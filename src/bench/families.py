@@ -63,7 +63,8 @@ def overlaps(members: Mapping[str, Iterable[str]]) -> list[tuple[tuple[str, ...]
     """How many family keys each pair of members shares, then all of them together (from three members on)."""
     sets = {name: set(keys) for name, keys in members.items()}
     names = list(sets)
-    out = [((a, b), len(sets[a] & sets[b])) for i, a in enumerate(names) for b in names[i + 1:]]
+    out: list[tuple[tuple[str, ...], int]] = [((a, b), len(sets[a] & sets[b])) for i, a in enumerate(names)
+                                               for b in names[i + 1:]]
     if len(names) > 2:
         out.append((tuple(names), len(set.intersection(*sets.values()))))
     return out

@@ -57,20 +57,23 @@ class FlowGraph:
                         continue
                     v = self.to[e]
                     nd = d + self.cost[e] + potential[u] - potential[v]
-                    if dist[v] is None or nd < dist[v]:
+                    dv = dist[v]
+                    if dv is None or nd < dv:
                         dist[v], via[v] = nd, e
                         heapq.heappush(heap, (nd, v))
-            if dist[sink] is None:
-                return flow
             reach = dist[sink]
+            if reach is None:
+                return flow
             for v in range(n):
-                d = dist[v]
-                potential[v] += reach if d is None or d > reach else d
-            push, v = None, sink
+                dv = dist[v]
+                potential[v] += reach if dv is None or dv > reach else dv
+            push: int | None = None
+            v = sink
             while v != source:
                 e = via[v]
                 push = self.cap[e] if push is None else min(push, self.cap[e])
                 v = self.to[e ^ 1]
+            assert push is not None  # the path has an edge: the callers' source and sink are distinct nodes
             v = sink
             while v != source:
                 e = via[v]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from gherkin.errors import CompositeParserException, ParserException
 from gherkin.parser import Parser
@@ -36,7 +37,9 @@ def read_feature_file(root: Path, path: Path) -> FeatureFile:
 def parse_feature(rel: str, text: str) -> FeatureFile:
     """A feature file's text, as ``rel`` (a file on disk, or a version in a git history)."""
     try:
-        document = Parser().parse(TokenScanner(text))
+        # gherkin's TypedDicts type a feature's children as a keyless ``Envelope``: the document is
+        # read as the plain dict it is
+        document = cast(dict[str, Any], Parser().parse(TokenScanner(text)))
     except (ParserException, CompositeParserException) as exc:
         return FeatureFile(rel, problem="unparsable", detail=str(exc).splitlines()[0])
     feature = document.get("feature")

@@ -37,7 +37,9 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def resolve_mode(mode: IsolationMode) -> Literal["bwrap", "none"]:
+def resolve_mode(mode: IsolationMode | str) -> Literal["bwrap", "none"]:
+    """``mode`` as given on the command line (``IsolationMode``; a build's ``--isolation`` is not
+    checked, and any other value is taken as ``auto``)."""
     if mode == "none":
         return "none"
     if bwrap_path() is not None:
@@ -93,7 +95,7 @@ def masked_dirs(bound: list[Path] | None = None) -> list[Path]:
     return [holder / n for n in sorted(names - {"bench"}) if (holder / n).is_dir()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _distribution_packages(holder: Path) -> frozenset[str]:
     """Top-level directories the distribution that installed ``holder/bench`` put in ``holder``
     (from its RECORD; its ``.dist-info`` is metadata and stays)."""
@@ -126,8 +128,8 @@ def wrap(command: list[str], writable: list[Path], readonly: list[Path], cwd: Pa
         raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
     args = [bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--uid", str(NOBODY),
             "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session"]
-    for directory in SYSTEM_DIRS:
-        args += ["--ro-bind-try", directory, directory]
+    for system_dir in SYSTEM_DIRS:
+        args += ["--ro-bind-try", system_dir, system_dir]
     args += bwrap_etc_args()
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     bound = python_dirs(command[0] if command else None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -93,7 +94,7 @@ def retry_plan(failed: int, rng: random.Random) -> list[int | None]:
     return plan
 
 
-def decide_retries(plan: list[int | None], verdicts: list[RunVerdict | str], failed: int,
+def decide_retries(plan: list[int | None], verdicts: Sequence[RunVerdict | str], failed: int,
                    first_real: bool) -> tuple[RetryDecision, list[int]]:
     """What the retry runs of ``retry_plan`` showed (``verdicts`` in the plan's order), and the
     indices of the variants that failed every one of their retries, none by a timeout.

@@ -95,7 +95,7 @@ def fetch_sdist(name: str, version: str, cache_dir: Path) -> tuple[Path, str]:
             proc = subprocess.run(
                 [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                  "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(download)],
-                capture_output=True, text=True)
+                capture_output=True, text=True, check=False)
             if proc.returncode != 0 or not any(download.iterdir()):
                 shutil.rmtree(target, ignore_errors=True)
                 reason = pip_reason(proc.stderr)

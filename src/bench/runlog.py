@@ -161,7 +161,8 @@ def arm_order(path: Path) -> ArmOrder | None:
     plan = _plan(path)
     if plan is None:
         return None
-    experiment = plan.get("experiment") if isinstance(plan.get("experiment"), dict) else {}
+    raw_experiment = plan.get("experiment")
+    experiment = raw_experiment if isinstance(raw_experiment, dict) else {}
     arms = [str(a) for a in plan.get("arms") or []] or \
         [str(a["name"]) for a in experiment.get("arms") or [] if isinstance(a, dict) and "name" in a]
     if not arms:

@@ -51,7 +51,7 @@ def _strip(text: str, lines_wanted: set[int] | None) -> str:
         if lines_wanted is not None and not (decorator_lines & lines_wanted):
             continue
         body = list(node.body)
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             body = body[1:]
         if not body:

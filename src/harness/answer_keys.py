@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -68,7 +69,7 @@ class AnswerKeyScanner:
             return AnswerKey(path=rel, reason=f"quotes {quoted} lines of ground-truth test code")
         return None
 
-    def scan(self, root: Path, files: Iterable[str], skip: set[str] = frozenset()) -> list[AnswerKey]:
+    def scan(self, root: Path, files: Iterable[str], skip: AbstractSet[str] = frozenset()) -> list[AnswerKey]:
         """The answer keys among ``files`` (paths relative to ``root``) that are documents."""
         keys = []
         for rel in sorted(files):

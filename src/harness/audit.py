@@ -169,7 +169,7 @@ def audit_instance_sandbox(ds: Dataset, opened: Any, sdist_cache: Path | None = 
     python = str(opened.runtime.python) if opened.runtime is not None else "python3"
     result = opened.sandbox.exec([python, "-c", PROBE, json.dumps(spec)], timeout=120)
     leaks += parse_probe(result.stdout, result.stderr)
-    checks += ["inside the sandbox: the dataset, gold, mutants, real project source, sdist cache and docker "
-               "socket are unreachable", "no bytecode or history in the workspace, /tmp or the runtime",
+    checks += [("inside the sandbox: the dataset, gold, mutants, real project source, sdist cache and docker "
+                "socket are unreachable"), "no bytecode or history in the workspace, /tmp or the runtime",
                f"{', '.join(spec['packages'])} import only from the view"]
     return AuditReport(passed=not leaks, leaks=leaks, checks=checks)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import cast
 
 import typer
 
-from harness.lazy_cli import LazyCommand, lazy_group, typer_factory
+from harness.lazy_cli import LazyCommand, LazyGroup, lazy_group, typer_factory
 
 # Each command's module is imported only when that command runs (``harness.lazy_cli``): --help and
 # --version stay fast. The summary is what the command list shows, loaded or not.
@@ -94,7 +95,7 @@ def provider_app() -> typer.Typer:
 
 def commands() -> dict:
     """Every top-level command, imported (for tools and tests that walk the real commands)."""
-    return typer.main.get_command(app).load_all()
+    return cast(LazyGroup, typer.main.get_command(app)).load_all()  # app's cls is a LazyGroup (lazy_group)
 
 
 def main() -> None:

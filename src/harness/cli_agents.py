@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,7 +29,7 @@ def list_agents(
 
       req2test agents list --json | jq -r '.[] | select(.installed == null) | .name'
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, spec in SPECS.items():
         install = installed_agent(name)
         rows.append({"name": name, "tested": spec.tested, "supported": spec.supported,

@@ -221,7 +221,7 @@ def demo_command(
     progress, build_progress = RunProgress(not quiet, lines=not sys.stderr.isatty()), progress_for(quiet)
     try:
         outcome = run_demo(output, dataset, progress, build_progress, workers=workers)
-    except (*_user_errors(), BuildError) as exc:
+    except _user_errors() + (BuildError,) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted; finished work is kept and a rerun resumes", 130) from None

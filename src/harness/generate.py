@@ -351,7 +351,8 @@ def set_aside_interrupted(path: Path, reasons: set[str] | frozenset[str] = froze
     (one line per instance stays the rule); their ids."""
     if not path.is_file():
         return []
-    keep, interrupted = [], []
+    keep: list[str] = []
+    interrupted: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
         try:
             reason = json.loads(line).get("metadata", {}).get("extra", {}).get("end_reason")

@@ -14,12 +14,18 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 import typer
 from pydantic import BaseModel, ConfigDict
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:
+    # typer (0.29 here) runs on a click of its own (typer._click): the commands it makes, and the
+    # group's commands and contexts, are of that click, not of the ``click`` imported above
+    from typer._click.core import Command as TyperCommand
+    from typer._click.core import Context as TyperContext
 
 
 class LazyCommand(BaseModel):
@@ -31,11 +37,12 @@ class LazyCommand(BaseModel):
     target: str
     summary: str
 
-    def load(self, name: str) -> click.Command:
+    def load(self, name: str) -> TyperCommand:
         module, _, attribute = self.target.partition(":")
         found: Any = getattr(importlib.import_module(module), attribute)
         if not isinstance(found, typer.Typer) and getattr(found, "__req2test_typer_factory__", False):
             found = found()
+        command: TyperCommand
         if isinstance(found, typer.Typer):
             command = typer.main.get_group(found)
         else:
@@ -65,7 +72,7 @@ def _escape_prose(text: str) -> str:
     return "\n".join(lines)
 
 
-def _keep_placeholders(command: click.Command) -> None:
+def _keep_placeholders(command: TyperCommand) -> None:
     for each in [command, *getattr(command, "commands", {}).values()]:
         if each.help:
             each.help = _escape_prose(each.help)
@@ -92,9 +99,11 @@ class LazyGroup(TyperGroup):
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
         for name, lazy in self.registry.items():
-            self.commands.setdefault(name, _Placeholder(name, help=lazy.summary, short_help=lazy.summary))
+            # a command of the other click in typer's group: only its name and help are read
+            self.commands.setdefault(name, _Placeholder(name, help=lazy.summary,  # type: ignore[arg-type]
+                                                        short_help=lazy.summary))
 
-    def real(self, name: str) -> click.Command | None:
+    def real(self, name: str) -> TyperCommand | None:
         command = self.commands.get(name)
         if isinstance(command, _Placeholder):
             lazy = self.registry[name]
@@ -102,10 +111,11 @@ class LazyGroup(TyperGroup):
             command.short_help = lazy.summary  # the list reads the same before and after the import
         return command
 
-    def load_all(self) -> dict[str, click.Command]:
+    def load_all(self) -> dict[str, TyperCommand]:
         return {name: command for name in list(self.commands) if (command := self.real(name)) is not None}
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(self, ctx: TyperContext,
+                        args: list[str]) -> tuple[str | None, TyperCommand | None, list[str]]:
         # Only the command that will run is imported; a typo still gets typer's "did you mean".
         if args and args[0] in self.registry:
             self.real(args[0])

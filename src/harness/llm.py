@@ -253,7 +253,7 @@ class Model:
                                      wait=wait, before_sleep=note, reraise=True, sleep=stopping.sleep)
         try:
             response = retrying(call)
-        except Exception as exc:  # noqa: BLE001 - transient ones ran out of retries; others are final
+        except Exception as exc:  # transient ones ran out of retries; others are final
             transient = _is_transient(exc)
             if transient:
                 retried.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")

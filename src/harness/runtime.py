@@ -78,7 +78,7 @@ def _build(venv: Path, packages: list[str]) -> None:
              [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
               *packages]]
     for command in steps:
-        proc = subprocess.run(command, capture_output=True, text=True)
+        proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             shutil.rmtree(venv, ignore_errors=True)
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

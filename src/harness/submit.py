@@ -120,6 +120,8 @@ def build_bundle(run_dir: Path, out_dir: Path, configs: list[str] | None = None)
         for candidate in sorted(generations.glob("c*/trajectories")):
             for instance_dir in sorted(p for p in candidate.iterdir() if p.is_dir()):
                 shutil.copytree(instance_dir, target / "trajectories" / instance_dir.name / candidate.parent.name)
+        if record.sandbox is None:  # a config.json the runner did not write (it always records one)
+            raise SubmissionError(f"{name}: its config.json records no sandbox policy")
         policy = load_policy(record.sandbox)
         summary = json.loads((target / "summary.json").read_text(encoding="utf-8"))
         entries.append(ConfigurationEntry(

@@ -1454,7 +1454,7 @@ def run_attack(attack: Attack, dataset_dir: Path, run_dir: Path, oracles: dict[s
             evaluate(dataset_dir, predictions, run_dir,
                      EvaluateOptions(workers=1, timeout=timeout, instances=instances, resamples=50))
             return None
-        except BaseException as exc:  # noqa: BLE001 - an abort is what we measure
+        except BaseException as exc:  # an abort is what we measure
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return f"{type(exc).__name__}: {exc}".splitlines()[0][:300] or traceback.format_exc(limit=1)

@@ -14,7 +14,6 @@ from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
 
 
-
 def assemble_py_algorand_sdk(dest: Path) -> Path:
     """py-algorand-sdk with algorand-sdk-testing's features at the pinned commits (from the fetched
     mirrors, by the recipe kept outside the repository: tests/integration/recipes.py); the test is

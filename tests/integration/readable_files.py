@@ -214,9 +214,9 @@ def stolen(walk: Walk, truth: dict[str, list[GroundTruthFile]]) -> list[str]:
 def walking_sandboxes(sizes: list[int] | None, limit: int = 1) -> Iterator[list[Walk]]:
     """While active, the first ``limit`` evaluation sandboxes (behave and cucumber-js alike)
     run the walker with their own bubblewrap arguments just before their real command."""
+    from bench.frameworks.behave.eval_sandbox import EvalSandbox
     from bench.frameworks.cucumber_js import judge as cjs_judge
     from bench.frameworks.cucumber_js import runner as cjs_runner
-    from bench.frameworks.behave.eval_sandbox import EvalSandbox
 
     walks: list[Walk] = []
     start, run_cucumber = EvalSandbox.start, cjs_judge.run_cucumber
@@ -279,7 +279,7 @@ def assert_nothing_to_steal(dataset_dir: Path, work: Path, instance_id: str | No
         empty = {p.instance_id: p.files for p in calibration_predictions(dataset_dir)["empty"]}
         instance_id = instance_id or min(empty)
         files = inert_prediction(empty[instance_id])
-    instance_id = instance_id or sorted(load_dataset(dataset_dir).load_gold())[0]
+    instance_id = instance_id or min(load_dataset(dataset_dir).load_gold())
     truth = ground_truth_files(dataset_dir)
     assert truth, "the dataset has no ground-truth test files"
     sizes = ground_truth_sizes(dataset_dir)

@@ -94,7 +94,7 @@ def test_req2test_run_with_the_builtin_agent_on_cucumber_js(cart_dataset: Path, 
     assert all(list(p["files"]) == [STEPS] and p["metadata"]["extra"]["end_reason"] == "submitted"
                for p in predictions)
     # what the model saw of its own runs: node and cucumber-js ran inside the sandbox
-    trajectory = sorted((tmp_path / "run/generations/scripted@th/c1/trajectories").rglob("*.jsonl"))[0]
+    trajectory = min((tmp_path / "run/generations/scripted@th/c1/trajectories").rglob("*.jsonl"))
     outputs = [e["output"] for e in map(json.loads, trajectory.read_text().splitlines())
                if e.get("type") == "tool" and e.get("name") == "run"]
     # first undefined steps; then the steps are right, but what they test is hidden in this view

@@ -115,8 +115,8 @@ def test_etc_is_the_minimal_one(sandbox: DockerSandbox) -> None:
     assert probe.stderr.count("No such file or directory") == len(hidden), probe.stderr
     users = sandbox.exec(["cat", "/etc/passwd"]).stdout
     assert [line.split(":")[0] for line in users.splitlines()] == ["root", "nobody"]
-    who = sandbox.exec([PY, "-c", "import getpass, os, pwd; "
-                                  "print(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name)"])
+    who = sandbox.exec([PY, "-c", ("import getpass, os, pwd; "
+                                   "print(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_name)")])
     assert who.stdout.split() == ["nobody", "nobody"], who
 
 

@@ -45,7 +45,7 @@ def test_test_levels_match_the_answer_key(example_dataset: Path) -> None:
 
 def test_depends_on_pairs_match_the_answer_key(example_dataset: Path) -> None:
     table = _section("## 3.", "## 4.")
-    expected = set(re.findall(r"^\| (features/\S+:\d+) \| [^|]+ \| (features/\S+:\d+) \|", table, re.M))
+    expected = set(re.findall(r"^\| (features/\S+:\d+) \| [^|]+ \| (features/\S+:\d+) \|", table, re.MULTILINE))
     dataset = load_dataset(example_dataset)
     got = {(_short(i.id), _short(b)) for i in dataset.instances for b in i.depends_on}
     assert got == expected
@@ -55,7 +55,7 @@ def test_depends_on_pairs_match_the_answer_key(example_dataset: Path) -> None:
 
 def test_variant_groups_match_the_answer_key(example_dataset: Path) -> None:
     dataset = load_dataset(example_dataset)
-    for group in re.findall(r"### V\d.*?\n(.*?)(?=\n### |\nOutline rows)", _section("## 4.", "## 5."), re.S):
+    for group in re.findall(r"### V\d.*?\n(.*?)(?=\n### |\nOutline rows)", _section("## 4.", "## 5."), re.DOTALL):
         members = sorted(set(re.findall(r"\| (features/\S+:\d+) \|", group)))
         for member in members:
             inst = dataset.instance(f"tinyshop/{member}")

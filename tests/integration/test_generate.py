@@ -56,7 +56,7 @@ def test_builtin_agent_writes_a_passing_test_with_retries_counted(example_datase
         cmd = [sys.executable, "-m", "harness.cli", "generate", str(example_dataset), "-o", str(run_dir),
                "--model", "openai/scripted-1", "--api-base", provider.openai_base_url, "-i", INSTANCE, "-q"]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                              env={**__import__("os").environ, "OPENAI_API_KEY": "sk-test"})
+                              env={**__import__("os").environ, "OPENAI_API_KEY": "sk-test"}, check=False)
         assert proc.returncode == 0, proc.stderr
         apis = {r.api for r in provider.requests}
     assert apis == {"chat"}
@@ -159,7 +159,7 @@ def test_provider_refusals_stop_the_run_at_once_with_one_line(example_dataset: P
                "--model", "openai/scripted-1", "--api-base", provider.openai_base_url, "-i", INSTANCE, "-i", SECOND,
                "-q"]
         started = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, check=False)
         seconds = time.monotonic() - started
         calls, port = len(provider.requests), provider.port
     assert proc.returncode == 2, proc.stderr
@@ -172,7 +172,8 @@ def test_provider_refusals_stop_the_run_at_once_with_one_line(example_dataset: P
     # fixed: the rerun does both instances
     with ScriptedProvider({"model": "scripted-1", "loop": True,
                            "turns": [{"tool_calls": [{"name": "submit", "arguments": {}}]}]}, port=port):
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**env, "OPENAI_API_KEY": "sk-ok"})
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**env, "OPENAI_API_KEY": "sk-ok"},
+                              check=False)
     assert proc.returncode == 0, proc.stderr
     assert sorted(json.loads(line)["instance_id"] for line in predictions.read_text().splitlines()) == \
         sorted([INSTANCE, SECOND])

@@ -72,7 +72,7 @@ PINNED_PROJECT = {
         @then("the project runs with its own click")
         def own_click(context):
             assert click_version() == "%s", click_version()
-    """ % PINNED,
+    """ % PINNED,  # noqa: UP031 - %: the step patterns' braces stay as written
     "features/double.feature": """
         Feature: doubling
           Scenario: a positive number

@@ -119,10 +119,10 @@ def test_view_cli_writes_the_view_and_reports_the_audit(example_dataset: Path, t
     inst = ds.instances[2]
     cmd = [sys.executable, "-m", "harness.cli", "view", str(example_dataset), inst.id, "--view", "ah",
            "-o", str(tmp_path / "v"), "--json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["manifest"]["kind"] == "ah" and data["audit"]["passed"] is True
     bad = subprocess.run([sys.executable, "-m", "harness.cli", "view", str(example_dataset), "nope:1",
-                          "-o", str(tmp_path / "w")], capture_output=True, text=True, timeout=120)
+                          "-o", str(tmp_path / "w")], capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "no instance" in bad.stderr and "Traceback" not in bad.stderr

@@ -144,7 +144,7 @@ class ToyFramework(Framework):
         return ToyJudge(self, context)
 
 
-def _emptied(source: str, selected) -> str:  # noqa: ANN001 - name -> bool
+def _emptied(source: str, selected) -> str:  # selected: name -> bool
     """Every selected step function's body replaced by ``pass`` (lines kept)."""
     lines = source.splitlines(keepends=True)
     for node in sorted(ast.parse(source).body, key=lambda n: -n.lineno):
@@ -185,7 +185,7 @@ class ToyBuilder(Builder):
         if not candidates:
             raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 
-        def run(root: Path, req, mutant: Mutant | None = None) -> FreshVerdict:  # noqa: ANN001
+        def run(root: Path, req, mutant: Mutant | None = None) -> FreshVerdict:
             return fw.fresh_run(root, source.python_path, req.feature_file, [req.scenario_line], mutant,
                                 options.timeout, source.python)
 

@@ -13,8 +13,9 @@ import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 STEPS_DIR = "features/toysteps"
 _REGISTRY: list[tuple[re.Pattern[str], Callable[..., Any]]] = []

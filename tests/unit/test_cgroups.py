@@ -72,10 +72,12 @@ def test_wrap_command_joins_every_cgroup_before_the_command() -> None:
 def test_memory_limit_kills_only_the_hog() -> None:
     with SandboxCgroup(memory_mb=200, max_pids=None) as cgroup:
         _require(cgroup, "memory")
-        fine = subprocess.run(cgroup.wrap_command([sys.executable, "-c", HOG, "50"]), capture_output=True, text=True)
+        fine = subprocess.run(cgroup.wrap_command([sys.executable, "-c", HOG, "50"]), capture_output=True, text=True,
+                              check=False)
         assert fine.returncode == 0 and fine.stdout.strip() == "allocated 50"
         assert cgroup.oom_kills() == 0
-        hog = subprocess.run(cgroup.wrap_command([sys.executable, "-c", HOG, "1024"]), capture_output=True, text=True)
+        hog = subprocess.run(cgroup.wrap_command([sys.executable, "-c", HOG, "1024"]), capture_output=True, text=True,
+                             check=False)
         assert hog.returncode == -9 or "MemoryError" in hog.stderr, hog
         if hog.returncode == -9:
             assert cgroup.oom_kills() == 1
@@ -92,7 +94,8 @@ def test_pids_limit_adapter_keeps_its_interface() -> None:
         assert (limit.path / "pids.max").read_text().strip() == "5"
         # children exit at once but stay zombies (never reaped): they still count
         forks = "import os\nfor _ in range(10):\n    os.fork() or os._exit(0)"
-        bomb = subprocess.run(limit.wrap_command([sys.executable, "-c", forks]), capture_output=True, text=True)
+        bomb = subprocess.run(limit.wrap_command([sys.executable, "-c", forks]), capture_output=True, text=True,
+                              check=False)
         assert bomb.returncode != 0 and "BlockingIOError" in bomb.stderr, bomb
         assert limit.peak_refused() >= 1
     finally:

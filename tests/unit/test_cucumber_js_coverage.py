@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations, scan_declarations
+from bench.frameworks.cucumber_js.hiding import hide_js_bodies
 from bench.frameworks.cucumber_js.interfaces import hidden_declarations, interface_groups, scenario_calls
 from bench.frameworks.cucumber_js.testside import scan_source
 from bench.frameworks.cucumber_js.v8coverage import (
@@ -16,7 +17,6 @@ from bench.frameworks.cucumber_js.v8coverage import (
     read_coverage,
     script_coverage,
 )
-from bench.frameworks.cucumber_js.hiding import hide_js_bodies
 
 
 def _encode(values: list[int]) -> str:

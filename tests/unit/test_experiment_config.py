@@ -96,8 +96,8 @@ def test_registered_agents_and_selectors_are_accepted(tmp_path: Path, monkeypatc
 
     text = "dataset: d\narms:\n  - {name: a, agent: mine, n: 2, selectors: [best, static]}\n"
     assert _errors(tmp_path, text) == [
-        f"{tmp_path / 'exp.yaml'}:3: arms[0].agent: unknown agent 'mine': builtin, codex, claude-code, aider, "
-        "openhands, oracle, empty, then-stripped, none or module:Class",
+        (f"{tmp_path / 'exp.yaml'}:3: arms[0].agent: unknown agent 'mine': builtin, codex, claude-code, aider, "
+         "openhands, oracle, empty, then-stripped, none or module:Class"),
         f"{tmp_path / 'exp.yaml'}:3: arms[0].selectors: unknown selector 'best': oracle, static, judge, consensus"]
     monkeypatch.setattr(agents, "REGISTRY", agents.REGISTRY.copy())
     monkeypatch.setattr(selectors, "REGISTRY", selectors.REGISTRY.copy())
@@ -123,8 +123,8 @@ def test_registered_executors_are_accepted(tmp_path: Path, monkeypatch: pytest.M
             prepare(path)  # the missing dataset is always one of the mistakes
         return [line for line in str(info.value).splitlines() if ": executor " in line]
 
-    assert executor_lines() == [f"{path}:2: executor: executor 'batch:4': no executor named 'batch'; available: "
-                                f"local, ray; {executors.SPEC_HELP}"]
+    assert executor_lines() == [(f"{path}:2: executor: executor 'batch:4': no executor named 'batch'; available: "
+                                 f"local, ray; {executors.SPEC_HELP}")]
     monkeypatch.setattr(executors, "REGISTRY", executors.REGISTRY.copy())
     executors.REGISTRY.register("batch", lambda argument: executors.LocalExecutor())
     assert executor_lines() == []

@@ -202,7 +202,8 @@ def test_declarations_are_exactly_the_bodies_the_views_hide(tmp_path: Path) -> N
     declarations = GoProductionDeclarations(root, ["cart", "pricing"])
     for file, found in declarations.by_file.items():
         seen: list[tuple[str, int]] = []
-        hide_go_bodies((root / file).read_text(), lambda q, line: seen.append((q, line)) is None)
+        # the hider calls it while it runs, in this iteration
+        hide_go_bodies((root / file).read_text(), lambda q, line: seen.append((q, line)) is None)  # noqa: B023
         assert sorted(seen) == sorted((d.qualname, d.line) for d in found)
 
 

@@ -122,29 +122,29 @@ POSITIVE: dict[str, list[str]] = {
 
 # honest test code, including every pattern the two corpora use near a rule's edge
 NEGATIVE: list[str] = [
-    "from behave import given, when, then, step, register_type, use_step_matcher\n"
-    "from behave.runner import Context\n\n"
-    "@given('x {v}')\n"
-    "def s(context: Context, v):\n"
-    "    context.x = eval(v)\n"               # a step argument: text from the feature file
-    "    setattr(context, v, 1)\n"
-    "    getattr(context.obj, v)\n"
-    "    assert context.scenario.status != 'failed'\n"
-    "    print(context.config.userdata.get('a'))\n"
-    "    context.config.userdata['k'] = 1\n"
-    "    context.paragraph._p\n"              # a production object's private attribute
-    "    context.scenario.skip('later')\n"
-    "    context.execute_steps('Given y')\n"
-    "    context.add_cleanup(print)\n",
-    "import sys, os, io\nsys.path.insert(0, os.path.dirname(__file__))\nsys.stdout = io.StringIO()\n"
-    "os.environ['A'] = '1'\n",
-    "from behave.api.pending_step import StepNotImplementedError\n"
-    "from behave.api.async_step import async_run_until_complete\n",
-    "from behave.model import Table, Row\nfrom behave.model_core import Status\n"
-    "from behave.fixture import fixture, use_fixture_by_tag\n\n"
-    "def f(context):\n    return context.scenario.status == Status.failed and Table.headings\n",
-    "import traceback, logging\ntry:\n    1 / 0\nexcept Exception:\n    msg = traceback.format_exc()\n"
-    "    logging.exception('x')\n",
+    ("from behave import given, when, then, step, register_type, use_step_matcher\n"
+     "from behave.runner import Context\n\n"
+     "@given('x {v}')\n"
+     "def s(context: Context, v):\n"
+     "    context.x = eval(v)\n"               # a step argument: text from the feature file
+     "    setattr(context, v, 1)\n"
+     "    getattr(context.obj, v)\n"
+     "    assert context.scenario.status != 'failed'\n"
+     "    print(context.config.userdata.get('a'))\n"
+     "    context.config.userdata['k'] = 1\n"
+     "    context.paragraph._p\n"              # a production object's private attribute
+     "    context.scenario.skip('later')\n"
+     "    context.execute_steps('Given y')\n"
+     "    context.add_cleanup(print)\n"),
+    ("import sys, os, io\nsys.path.insert(0, os.path.dirname(__file__))\nsys.stdout = io.StringIO()\n"
+     "os.environ['A'] = '1'\n"),
+    ("from behave.api.pending_step import StepNotImplementedError\n"
+     "from behave.api.async_step import async_run_until_complete\n"),
+    ("from behave.model import Table, Row\nfrom behave.model_core import Status\n"
+     "from behave.fixture import fixture, use_fixture_by_tag\n\n"
+     "def f(context):\n    return context.scenario.status == Status.failed and Table.headings\n"),
+    ("import traceback, logging\ntry:\n    1 / 0\nexcept Exception:\n    msg = traceback.format_exc()\n"
+     "    logging.exception('x')\n"),
     "import inspect\ninspect.signature(len)\nimport types\nisinstance(len, types.FunctionType)\n",
     "from unittest import mock\nwith mock.patch('tinyshop.cart.Cart.total', 3):\n    pass\n",
     "'''Docs: never read __pycache__ or /proc/ files.'''\nx = 1\n",

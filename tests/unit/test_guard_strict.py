@@ -385,7 +385,7 @@ def _run(tmp_path: Path) -> dict[str, Any]:
            "STRICT_SCRATCH": str(scratch), "STRICT_OUTSIDE": str(outside), "TMPDIR": str(scratch),
            "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run([sys.executable, str(driver), json.dumps(cfg)], capture_output=True, text=True,
-                          timeout=300, env=env)
+                          timeout=300, env=env, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout)
 

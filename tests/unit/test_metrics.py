@@ -54,7 +54,7 @@ def test_aggregation_by_hand() -> None:
 def test_cluster_bootstrap_resamples_feature_files() -> None:
     rows = [{"project": "p", "feature_file": "a", "x": 1.0}, {"project": "p", "feature_file": "a", "x": 1.0},
             {"project": "p", "feature_file": "b", "x": 0.0}]
-    metric = lambda rs: sum(r["x"] for r in rs) / len(rs)  # noqa: E731
+    metric = lambda rs: sum(r["x"] for r in rs) / len(rs)
     assert project_average(rows, metric) == pytest.approx(2 / 3)
     low, high = cluster_bootstrap(rows, metric, resamples=500, seed=1)
     # whole files are drawn: possible means are 0, 2/3 (a+b) and 1 (a+a)

@@ -34,6 +34,14 @@ def test_bytes_that_are_not_utf8_are_refused_with_the_line(tmp_path: Path) -> No
         load_predictions(path)
 
 
+def test_an_integer_beyond_the_digit_limit_is_refused_with_the_line(tmp_path: Path) -> None:
+    # json.loads raises a plain ValueError (no ``msg``) for an integer beyond int's digit limit
+    path = tmp_path / "predictions.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + '{"instance_id": "p__c__1", "n": ' + "1" * 5000 + "}\n")
+    with pytest.raises(EvaluationError, match=r"predictions.jsonl:2: not JSON \(Exceeds the limit"):
+        load_predictions(path)
+
+
 def test_a_good_file_loads_and_keeps_its_hash(tmp_path: Path) -> None:
     path = tmp_path / "predictions.jsonl"
     path.write_text(json.dumps(GOOD) + "\n\n")

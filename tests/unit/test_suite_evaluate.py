@@ -73,7 +73,7 @@ def test_summary_pools_and_correlates() -> None:
     assert summary["spearman_length_mutation"]["rho"] == pytest.approx(0.5)
 
 
-def test_report_renders_each_configuration(tmp_path) -> None:  # noqa: ANN001
+def test_report_renders_each_configuration(tmp_path) -> None:
     import json
 
     result = score_suite_result(_suite("a.feature", ["a1"], {"m1": "a1"}), [_verdict("a1", Outcome.passed, ["m1"])],

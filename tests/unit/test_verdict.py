@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bench.model import Mutant, Outcome
 from bench.frameworks.behave.verdict import _Session, _Unstable, _wire, claim_verdict, ladder
+from bench.model import Mutant, Outcome
 
 
 def _mutant(i: int, replacement: str = "x - 1") -> Mutant:

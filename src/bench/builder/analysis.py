@@ -190,8 +190,8 @@ def hidden_functions(target_functions: list[FunctionInfo], executed: set[CodeKey
         if info.key not in import_time and not info.nested:
             chosen[(info.file, info.def_line)] = info
     for key in sorted(executed):
-        info = index.lookup(*key)
-        if info is None or info.nested or info.key in shared or info.key in import_time:
+        found = index.lookup(*key)
+        if found is None or found.nested or found.key in shared or found.key in import_time:
             continue
-        chosen.setdefault((info.file, info.def_line), info)
+        chosen.setdefault((found.file, found.def_line), found)
     return sorted(chosen.values(), key=lambda i: (i.file, i.def_line))

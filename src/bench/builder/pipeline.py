@@ -212,7 +212,7 @@ def build_with_warm_workers(framework: Framework, worker_module: str, source: Pr
 
     packages = sorted({Path(p).stem if p.endswith(".py") else Path(p).name for p in source.production})
     try:
-        isolation = resolve_mode(options.isolation)  # type: ignore[arg-type]
+        isolation = resolve_mode(options.isolation)
     except IsolationError as exc:
         raise BuildError(str(exc)) from exc
     spec = WorkerSpec(root=work, features_dir=source.features_dir, python_path=source.python_path, python=source.python,

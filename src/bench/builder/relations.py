@@ -52,8 +52,8 @@ def compute_relations(items: list[RelationInput]) -> Relations:
     for item in items:
         by_given_when[item.given_when].append(item.id)
     for ids in by_given_when.values():
-        for a in ids:
-            variant_of[a] = [b for b in ids if b != a]
+        for member in ids:
+            variant_of[member] = [other for other in ids if other != member]
     for a in items:
         for b in items:
             if a.id == b.id or not b.when:

@@ -101,7 +101,7 @@ def materialize(slot_root: Path, spec: Mapping[str, Any], layout: WorkspaceLayou
     return target
 
 
-def _linked_as_is(source: str, target: Path, rel: str, production: Iterable[str]) -> bool:
+def _linked_as_is(source: str, target: Path, rel: str, production: tuple[str, ...]) -> bool:
     """A symlink of the slot stays the same symlink, and production is a link to the slot's own
     copy (the code the worker imported, read-only under bubblewrap); False: anything else, which
     the caller makes a real directory or file."""
@@ -138,7 +138,7 @@ class WorkspacePool(WorkerPool):
         super().__init__(spec, roots)
         self.layout = layout
 
-    def _call_with_restart(self, slot: int, request: dict[str, Any]) -> dict[str, Any]:
+    def _call_with_restart(self, slot: int, request: Mapping[str, Any]) -> dict[str, Any]:
         for workspace in request_workspaces(request):
             try:
                 materialize(self.specs[slot].root, workspace, self.layout)

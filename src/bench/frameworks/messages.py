@@ -19,7 +19,8 @@ if sys.version_info >= (3, 12):
     from typing import NotRequired, TypedDict
 else:  # pydantic needs typing_extensions' TypedDict before 3.12; the worker may not have it
     try:
-        from typing_extensions import NotRequired, TypedDict
+        # NotRequired beside that TypedDict, as pydantic is given them together
+        from typing_extensions import NotRequired, TypedDict  # noqa: UP035
     except ImportError:  # pragma: no cover - the worker side only reads the names
         from typing import NotRequired, TypedDict
 
@@ -185,6 +186,7 @@ class ImportMutantRequest(TypedDict):
     mutant: dict[str, Any]  # bench.model.Mutant, as JSON
     packages: list[str]
     runs: list[ImportRun]
+    session_timeout: NotRequired[float]  # the whole request, as a session's (default 7200 s)
 
 
 class StaticBindingsRequest(TypedDict):

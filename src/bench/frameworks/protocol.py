@@ -15,9 +15,10 @@ lives entirely in its test.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from bench.gherkin_reader import FeatureFile
 from bench.judging import Judge, JudgeContext, RunVerdict

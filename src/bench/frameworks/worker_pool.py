@@ -13,10 +13,10 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from bench import SOURCE_ROOT
 from bench.frameworks.messages import BuildInit, BuildRequest
@@ -85,7 +85,7 @@ class WorkerProcess:
         if "error" in self.init_reply:
             raise WorkerError(self.init_reply["error"])
 
-    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+    def call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -118,7 +118,7 @@ class WorkerPool:
         self.specs = [replace(spec, root=root) for root in (roots or [spec.root])]
         self.workers: list[WorkerProcess] = []
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> Self:
         self.workers = [WorkerProcess(self.specs[0])]
         # Start the rest only after the first initialised: a broken project fails fast.
         self.workers += [WorkerProcess(spec) for spec in self.specs[1:]]
@@ -159,14 +159,14 @@ class WorkerPool:
                     return
                 try:
                     reply = self._call_with_restart(slot, items[index])
-                except BaseException as exc:  # surfaced after the threads join
+                except BaseException as exc:  # noqa: BLE001 - surfaced after the threads join
                     errors.append(exc)
                     return
                 results[index] = reply
                 if on_result_in_slot is not None:
                     try:
                         on_result_in_slot(index, reply, slot)
-                    except BaseException as exc:
+                    except BaseException as exc:  # noqa: BLE001 - surfaced after the threads join
                         errors.append(exc)
                         return
                 if on_result is not None:
@@ -183,7 +183,7 @@ class WorkerPool:
             raise errors[0]
         return [r if r is not None else {"exit": "worker_error"} for r in results]
 
-    def _call_with_restart(self, slot: int, request: dict[str, Any]) -> dict[str, Any]:
+    def _call_with_restart(self, slot: int, request: Mapping[str, Any]) -> dict[str, Any]:
         try:
             return self.workers[slot].call(request)
         except WorkerError:

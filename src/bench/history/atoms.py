@@ -283,11 +283,11 @@ class _Replayer:
             self.failures.append({"commit": sha, "path": path, "detail": parsed})
             if renamed_from is None:
                 return []
-            drafts = []
+            moved: list[_Draft] = []
             for key, state in slot.live.items():
                 slot.live[key] = state.model_copy(update={"feature_file": path})
-                drafts.append(_Draft("changed", slot.live[key], ["feature_file"], renamed_from))
-            return drafts
+                moved.append(_Draft("changed", slot.live[key], ["feature_file"], renamed_from))
+            return moved
         drafts: list[_Draft] = []
         live: dict[_Key, AtomState] = {}
         seen: Counter[str] = Counter()

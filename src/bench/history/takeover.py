@@ -266,9 +266,10 @@ def build_takeover(repo: Path, out: Path, commits: list[str], name: str, feature
                   f"all {len(scenario_ids)} of its scenarios already pass on the parent's production")
             continue
         regression = sorted(i for i in regression if i in passing)
-        passing = sorted(i for i in scenario_ids if i in passing)
-        gold = TakeoverGold(id=target_id, target_scenarios=failing, regression_scenarios=sorted(regression + passing),
-                            passing_on_parent=passing, also_fixed=also_fixed, relevant_atoms=relevant, evidence_commits=evidence,
+        still_passing = sorted(i for i in scenario_ids if i in passing)
+        gold = TakeoverGold(id=target_id, target_scenarios=failing,
+                            regression_scenarios=sorted(regression + still_passing), passing_on_parent=still_passing,
+                            also_fixed=also_fixed, relevant_atoms=relevant, evidence_commits=evidence,
                             affected={e.atom_id: e.kind for e in events})
         (out / "gold").mkdir(exist_ok=True)
         (out / "gold" / f"{safe}.json").write_text(gold.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ and ``@overload``/``@abstractmethod`` declarations have nothing to hide and stay
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -39,7 +39,7 @@ class PythonHider:
     """``BodyHider`` of Python (``PythonLanguage.hider``)."""
 
     language = "python"
-    source_suffixes = (".py",)
+    source_suffixes: tuple[str, ...] = (".py",)
     test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:

@@ -66,7 +66,7 @@ def equivalent_variants(rel: str, text: str) -> list[Mutant]:
 
 
 def _candidates(function: ast.FunctionDef | ast.AsyncFunctionDef,
-                src: _SourceFile) -> Iterator[tuple[ast.expr, str, str, tuple[int, int]]]:
+                src: _SourceFile) -> Iterator[tuple[ast.AST, str, str, tuple[int, int]]]:
     for stmt in body_without_docstring(function):
         for inner in _statements(stmt):
             header = _header_span(inner)

@@ -31,8 +31,7 @@ def write_manifest(dataset_dir: Path, project: str, mutants: list[Mutant]) -> Pa
     path = manifest_path(dataset_dir, project)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
-        for mutant in mutants:
-            fh.write(mutant.model_dump_json() + "\n")
+        fh.writelines(mutant.model_dump_json() + "\n" for mutant in mutants)
     return path
 
 

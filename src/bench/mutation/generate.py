@@ -16,6 +16,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from bench.model import Mutant
 
@@ -101,7 +102,7 @@ def _functions(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFu
 
     def visit(node: ast.AST, prefix: str, top: ast.stmt | None) -> Iterator:
         for child in ast.iter_child_nodes(node):
-            top_level = top or child  # type: ignore[assignment]
+            top_level = top or cast(ast.stmt, child)  # top is None only for the module, whose children are statements
             if isinstance(child, ast.ClassDef):
                 yield from visit(child, f"{prefix}{child.name}.", top_level)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -121,7 +122,7 @@ def _sites(function: ast.FunctionDef | ast.AsyncFunctionDef, src: _SourceFile) -
 def body_without_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     """The function's body statements, its docstring left out (never mutated or rewritten)."""
     body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         return body[1:]
     return body
@@ -162,8 +163,8 @@ def _stmt_sites(stmt: ast.stmt, src: _SourceFile) -> Iterator[tuple[_Site, tuple
             if isinstance(child, ast.stmt):
                 yield from _stmt_sites(child, src)
             elif isinstance(child, ast.excepthandler):
-                for inner in child.body:
-                    yield from _stmt_sites(inner, src)
+                for handler_stmt in cast(ast.ExceptHandler, child).body:  # excepthandler's only kind
+                    yield from _stmt_sites(handler_stmt, src)
             elif isinstance(child, ast.expr):
                 for site in _expr_sites(child, src):
                     yield site, header

@@ -226,8 +226,9 @@ def judge_authored_suites(dataset: Dataset, todo: list[SuiteInstance], predictio
                                              detail=f"over the cap of {cap} judged runnable units: not run",
                                              stability="failing")
                              for r in over]
-            for _ in suite.scenarios if progress is not None else ():
-                progress.advance()
+            if progress is not None:
+                for _ in suite.scenarios:
+                    progress.advance()
             done(score_authored_result(suite, verdicts, problem or "; ".join(notes), time.monotonic() - started,
                                        prediction.metadata if prediction is not None else None,
                                        suite_documentation(dataset, suite).words, mutants=options.mutants))

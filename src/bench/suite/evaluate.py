@@ -205,8 +205,9 @@ def judge_suites(dataset: Dataset, todo: list[SuiteInstance], predictions: dict[
             if problem is not None:
                 verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,
                                             stability="failing", unimplemented=True) for s in suite.scenarios]
-                for _ in suite.scenarios if progress is not None else ():
-                    progress.advance()
+                if progress is not None:
+                    for _ in suite.scenarios:
+                        progress.advance()
             else:
                 assert prediction is not None
                 targets = [t.mutant for t in suite.targets] if options.mutants else []

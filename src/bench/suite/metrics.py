@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import Field
 
@@ -189,5 +189,6 @@ def spec_length_correlation(lengths: Mapping[str, float], scores: Mapping[str, f
     """
     both = sorted(f for f in lengths.keys() & scores.keys() if scores[f] is not None)
     skipped = sorted((lengths.keys() | scores.keys()) - set(both))
-    return Correlation(n=len(both), rho=spearman([lengths[f] for f in both], [scores[f] for f in both]),
+    # ``both`` holds only features whose score is not None
+    return Correlation(n=len(both), rho=spearman([lengths[f] for f in both], [cast(float, scores[f]) for f in both]),
                        skipped=skipped)

@@ -135,15 +135,16 @@ def _judge_reverse(dataset: Dataset, suite: SuiteInstance, prediction: Predictio
     project: ProjectRecord = dataset.project(suite.project)
     if problem is None and prediction is None:
         problem = NO_PREDICTION
-    if problem is None and prediction is not None:
-        if rejected := reverse_rejections(prediction.files, project.production):
-            problem = "invalid submission: " + rejected[0]
+    if problem is None and prediction is not None and (
+            rejected := reverse_rejections(prediction.files, project.production)):
+        problem = "invalid submission: " + rejected[0]
     verdicts: list[ScenarioVerdict] = []
     if problem is not None:
         verdicts = [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=problem,
                                     stability="failing") for s in suite.scenarios]
-        for _ in suite.scenarios if progress is not None else ():
-            progress.advance()
+        if progress is not None:
+            for _ in suite.scenarios:
+                progress.advance()
     else:
         assert prediction is not None
         verdicts = judge_on_production(dataset, suite.project, prediction.files, suite.scenarios, gold, options,
@@ -173,8 +174,9 @@ def judge_on_production(dataset: Dataset, project_name: str, production: dict[st
             judging = ProjectJudging(dataset, project_name, gold, options, Path(tmp), ground_truth_files(gold),
                                      snapshot=snapshot)
         except UnsupportedByFramework as exc:  # the framework's judge cannot judge a predicted production
-            for _ in scenarios if progress is not None else ():
-                progress.advance()
+            if progress is not None:
+                for _ in scenarios:
+                    progress.advance()
             return [ScenarioVerdict(instance_id=s, outcome=Outcome.generation_failure, detail=str(exc),
                                     stability="failing") for s in scenarios]
         by_id = {i.id: i for i in dataset.instances}

@@ -70,10 +70,11 @@ def task_messages(task: AgentTask) -> list[dict[str, Any]]:
         return [{"role": "system", "content": system},
                 {"role": "user", "content": render("takeover.md.j2", task=task.takeover)}]
     implementing = task.suite is not None and task.suite.kind == "implementation"
-    variables = {"requirement": task.instance.requirement, "interfaces": task.instance.target_interfaces,
-                 "view": task.view, "features_dir": task.features_dir, "python_path": task.python_path,
-                 "paragraphs": [_paragraph(task, entry) for entry in task.paragraphs], "terms": terms,
-                 "test_dirs": task.test_dirs, "suite": task.suite}
+    variables: dict[str, Any] = {
+        "requirement": task.instance.requirement, "interfaces": task.instance.target_interfaces,
+        "view": task.view, "features_dir": task.features_dir, "python_path": task.python_path,
+        "paragraphs": [_paragraph(task, entry) for entry in task.paragraphs], "terms": terms,
+        "test_dirs": task.test_dirs, "suite": task.suite}
     if task.template:
         source = task.prompt_texts.get(task.template)
         source = source if source is not None else read_prompt_file(Path(task.template), "template")

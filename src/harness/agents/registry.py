@@ -50,7 +50,9 @@ REGISTRY: Registry[AgentEntry] = Registry("agent", None, BUILTIN, ENTRY_POINT_GR
 def make_agent(name: str, dataset_dir: Path) -> Agent:
     """A fresh agent: a registered name, else (with a colon) a user's ``package.module:ClassName``."""
     if name not in REGISTRY and ":" in name:
-        return REGISTRY.load_path(name)()  # made without arguments, as --agent module:Class always was
+        # made without arguments, as --agent module:Class always was (AgentEntry's other member, a factory
+        # taking the dataset directory, is what the registered names may be)
+        return REGISTRY.load_path(name)()  # type: ignore[call-arg]
     entry = REGISTRY.get(name)
     return entry() if isinstance(entry, type) else entry(dataset_dir)
 

@@ -177,6 +177,10 @@ class Arm(_Strict):
             or self.black_box_oracle
 
 
+def _default_views() -> list[Literal["th", "ah"]]:
+    return ["th"]
+
+
 class Experiment(_Strict):
     name: str = "experiment"
     dataset: str
@@ -187,7 +191,7 @@ class Experiment(_Strict):
                                 "PROJECT/FEATURE_FILE; takeover: dataset is a takeover directory (req2test takeover "
                                 "build), instances are target ids PROJECT@SHA")
     instances: Literal["all"] | InstanceSelection = "all"
-    views: list[Literal["th", "ah"]] = Field(default_factory=lambda: ["th"], min_length=1)
+    views: list[Literal["th", "ah"]] = Field(default_factory=_default_views, min_length=1)
     sandbox: str = "default"
     executor: str = "local"
     replicate: int = Field(0, ge=0, description="change it to draw fresh generations instead of cached ones")

@@ -217,7 +217,8 @@ def _first_line(error: BaseException) -> str:
 
 def _why(error: BaseException) -> str:
     """The error's first line, with the hint Ray buries in its chain when the cluster wants a token."""
-    chain, seen = [], error
+    chain: list[BaseException] = []
+    seen: BaseException | None = error
     while seen is not None and len(chain) < 10:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__

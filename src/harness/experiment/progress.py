@@ -9,6 +9,12 @@ display never loads them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported lazily (see above)
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
+
 
 def pass_status(counts: dict[str, tuple[int, int]]) -> str:
     """Each arm's passes over its evaluated candidates, in the order the arms were evaluated
@@ -27,8 +33,8 @@ class RunProgress:
     def __init__(self, enabled: bool, lines: bool = False) -> None:
         """``lines``: log lines instead of bars (output is not a terminal)."""
         self.enabled = enabled
-        self.bar = None
-        self.task = None
+        self.bar: Bar | None = None
+        self.task: TaskID | None = None
         self.last_advance: float | None = None
         self.money = 0.0
         self.passes: dict[str, tuple[int, int]] = {}  # per arm (``count_pass``): passed, evaluated

@@ -479,7 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
         return data
 
     def _read_chunked(self) -> bytes:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             line = self.rfile.readline(65537)
             try:
@@ -655,7 +655,7 @@ class ScriptedProvider:
     def anthropic_base_url(self) -> str:
         return self.url  # the Anthropic SDK appends /v1/messages itself
 
-    def start(self) -> ScriptedProvider:
+    def start(self) -> Self:
         """Bind and serve on a background thread; raises OSError when the port is taken."""
         if self._server is not None:
             return self

@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 from bench.isolation import SYSTEM_DIRS, bwrap_path
 from bench.minimal_etc import SANDBOX_HOSTNAME, bwrap_etc_args
@@ -39,6 +40,9 @@ from harness.sandbox.base import (
 )
 from harness.sandbox.limits import SandboxCgroup
 from harness.sandbox.workspace import Workspace
+
+if TYPE_CHECKING:
+    from harness.sandbox.egress import EgressProxy  # imported when a policy allows egress
 
 NOBODY = 65534
 EGRESS_DIR = "/run/req2test-egress"  # inside: the proxy socket and the forwarder script
@@ -59,7 +63,7 @@ class BwrapSandbox(HostWorkspaceFiles):
         self.clock = WallClock(policy.wall_clock_seconds)
         self.cgroup: SandboxCgroup | None = None
         self.oom_kills = 0
-        self.proxy = None
+        self.proxy: EgressProxy | None = None
         self.notes: list[str] = []
         self._state_dir: Path | None = None
         self._closed = False
@@ -101,7 +105,7 @@ class BwrapSandbox(HostWorkspaceFiles):
                              egress=self.proxy.records() if self.proxy is not None else [], notes=self.notes,
                              oom_kills=self.oom_kills)
 
-    def __enter__(self) -> "BwrapSandbox":
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
+    from harness.sandbox.egress import EgressProxy
+
 # The proxy socket's directory is bound here (read-only; connecting to a socket needs no
 # write access to its filesystem). Not under /run: that is a tmpfs. The directory, not the
 # socket file, so a restarted proxy's new socket is still the one seen inside; the socket
@@ -80,9 +82,10 @@ class DockerSandbox:
         # host paths visible through a read-only bind but covered by an empty tmpfs (the
         # interpreter's own site-packages: nothing installed on the host shows through)
         self.hidden = [Path(p) for p in (hidden or [])]
-        self.proxy = None
+        self.proxy: EgressProxy | None = None
         self.workspace = Path(workspace).resolve()
-        self.readonly = [Path(p) for p in [*(readonly or []), *policy.readonly_binds]]
+        binds: list[Path | str] = [*(readonly or []), *policy.readonly_binds]
+        self.readonly = [Path(p) for p in binds]
         self.proxy_socket = proxy_socket
         self.egress_socket = f"{EGRESS_DIR}/{proxy_socket.name}" if proxy_socket else None
         self.client = client
@@ -150,6 +153,7 @@ class DockerSandbox:
     def _require_image(self, tag: str) -> None:
         import docker
 
+        assert self.client is not None  # start() sets it before asking for an image
         try:
             self.client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -211,6 +215,8 @@ class DockerSandbox:
 
     def _exec(self, argv: list[str], timeout: float | None, env: dict[str, str] | None,
               cwd: str | None) -> ExecResult:
+        # exec() checked the container and the clock; start() set the client before making them
+        assert self.client is not None and self.container is not None and self.clock is not None
         limit = self.clock.limit(timeout, self.policy.exec_timeout_seconds)
         if limit < 0.001:  # also: timeout(1) reads a zero duration as "no limit"
             self._kill_container()
@@ -263,6 +269,7 @@ class DockerSandbox:
 
     def _inspect(self, exec_id: str) -> dict[str, Any]:
         try:
+            assert self.client is not None  # an exec of a started sandbox
             return self.client.api.exec_inspect(exec_id)
         except Exception:  # noqa: BLE001 - gone with a restarted container
             return {"Running": False, "ExitCode": None}
@@ -274,6 +281,7 @@ class DockerSandbox:
         # from inside first: keeps the container (and its /tmp); kill(-1) spares PID 1. It fails
         # when the pids limit leaves no room for kill itself: then the restart below does it.
         with contextlib.suppress(Exception):
+            assert self.client is not None and self.container is not None  # an exec of a started sandbox
             self.client.api.exec_start(self.client.api.exec_create(
                 self.container.id, ["/bin/sh", "-c", "kill -9 -1"], user=USER)["Id"])
         for _ in range(10):
@@ -285,18 +293,21 @@ class DockerSandbox:
 
     def _strays(self) -> bool:
         try:
+            assert self.container is not None  # an exec of a started sandbox
             top = self.container.top(ps_args="-e -o pid")
         except Exception:  # noqa: BLE001 - cannot tell: assume the worst
             return True
         return any(int(row[0]) != self._init_pid for row in top.get("Processes") or [])
 
     def _refresh_init_pid(self) -> None:
+        assert self.container is not None  # start() or _restart(), on the container start() made
         self.container.reload()
         self._init_pid = self.container.attrs["State"]["Pid"]
 
     def _restart(self) -> None:
         # killing the namespace's init kills every process in it, fork bombs included
         try:
+            assert self.container is not None  # an exec of a started sandbox
             self.container.restart(timeout=0)
             self._refresh_init_pid()
         except Exception as exc:  # noqa: BLE001
@@ -304,6 +315,7 @@ class DockerSandbox:
 
     def _kill_container(self) -> None:
         with contextlib.suppress(Exception):  # already dead is fine
+            assert self.container is not None  # an exec of a started sandbox
             self.container.kill()
 
     # ----------------------------------------------------------------- files

@@ -25,6 +25,7 @@ import selectors
 import socket
 import sys
 import threading
+from typing import Any, cast
 
 CHUNK = 65536
 # A connection with no traffic either way for this long is dropped, so threads do not
@@ -42,12 +43,12 @@ def relay(a: socket.socket, b: socket.socket, idle_timeout: float = IDLE_TIMEOUT
     ``initial_a_to_b`` is sent to ``b`` first (bytes already read from ``a``).
     """
     # Per direction: [source, destination, pending bytes, source at EOF, finished]
-    dirs = [[a, b, bytearray(initial_a_to_b), False, False], [b, a, bytearray(), False, False]]
+    dirs: list[list[Any]] = [[a, b, bytearray(initial_a_to_b), False, False], [b, a, bytearray(), False, False]]
     sel = selectors.DefaultSelector()
     try:
         a.setblocking(False)
         b.setblocking(False)
-        registered = {}
+        registered: dict[socket.socket, int] = {}
         while not (dirs[0][4] and dirs[1][4]):
             wanted = {a: 0, b: 0}
             for d in dirs:
@@ -82,7 +83,7 @@ def relay(a: socket.socket, b: socket.socket, idle_timeout: float = IDLE_TIMEOUT
             if not ready:
                 return  # idle too long
             for key, mask in ready:
-                sock = key.fileobj
+                sock = cast(socket.socket, key.fileobj)  # only a and b are registered
                 for d in dirs:
                     src, dst, buf = d[0], d[1], d[2]
                     if mask & selectors.EVENT_READ and src is sock and not buf and not d[3]:

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Self
 
 from harness.sandbox.base import (
     ExecResult,
@@ -48,7 +49,7 @@ class LocalSandbox(HostWorkspaceFiles):
                              wall_clock_seconds=self.policy.wall_clock_seconds, used_seconds=round(self.clock.used, 3),
                              egress_allow=[], notes=[NOT_ISOLATED])
 
-    def __enter__(self) -> "LocalSandbox":
+    def __enter__(self) -> Self:
         self.start()
         return self
 

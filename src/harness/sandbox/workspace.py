@@ -61,7 +61,7 @@ class Workspace:
 
     @classmethod
     def create(cls, source: Path, root: Path, git_dir: Path, features_dir: str,
-               area: TestAreaSpec, withheld: tuple[str, ...] = ()) -> "Workspace":
+               area: TestAreaSpec, withheld: tuple[str, ...] = ()) -> Workspace:
         """Copy ``source`` (a view) to ``root``, less the ``withheld`` files, and commit it as the baseline."""
         if root.exists() and any(root.iterdir()):
             raise SandboxError(f"workspace {root} is not empty")

@@ -24,7 +24,7 @@ import os
 import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -306,7 +306,8 @@ def _score(candidates: list[_Candidate], query: _Query, feature_texts: dict[str,
     pool = len(candidates) or 1
     df = Counter(t for c in candidates for t in set(c.tokens))
     text_candidates = [c for c in candidates if c.text is not None]
-    literal_df = Counter(lit for c in text_candidates for lit in query.literals if lit in c.text.lower())
+    # text_candidates: c.text is not None
+    literal_df = Counter(lit for c in text_candidates for lit in query.literals if lit in cast(str, c.text).lower())
     own_feature = feature_texts.get("__own__", "")
     for c in candidates:
         if c.kind == "hook":
@@ -373,7 +374,7 @@ def _score(candidates: list[_Candidate], query: _Query, feature_texts: dict[str,
         if c.score <= 0 or c.kind == "hook":
             continue
         for name, targets in by_name.items():
-            if name != c.name and _mentions(c.text.lower(), name):
+            if name != c.name and _mentions(cast(str, c.text).lower(), name):  # a text candidate's text
                 for target in targets:
                     share = REFERRED_SHARE * c.score
                     if share > lent.get(target.rel, 0.0):
@@ -429,7 +430,8 @@ def target_docstrings(instance: Instance, view_root: Path) -> dict[str, str]:
     return docs
 
 
-def _find_definition(tree: ast.Module, qualname: str, line: int) -> ast.AST | None:
+def _find_definition(tree: ast.Module, qualname: str,
+                     line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     name = qualname.rsplit(".", 1)[-1]
     by_line = [n for n in ast.walk(tree) if isinstance(n, functions) and n.name == name and n.lineno == line]
@@ -438,7 +440,7 @@ def _find_definition(tree: ast.Module, qualname: str, line: int) -> ast.AST | No
     # the recorded line may be stale: follow the qualname, preferring the definition with a docstring
     scope: list[ast.stmt] = tree.body
     parts = [p for p in qualname.split(".") if p != "<locals>"]
-    node: ast.AST | None = None
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
     for index, part in enumerate(parts):
         matches = [n for n in scope if isinstance(n, (*functions, ast.ClassDef)) and n.name == part]
         if not matches:
@@ -447,7 +449,7 @@ def _find_definition(tree: ast.Module, qualname: str, line: int) -> ast.AST | No
             documented = [n for n in matches if ast.get_docstring(n)]
             return (documented or matches)[0]
         node = matches[0]
-        scope = node.body  # type: ignore[attr-defined]
+        scope = node.body
     return node
 
 

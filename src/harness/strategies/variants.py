@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import libcst as cst
 
@@ -157,7 +158,8 @@ def _rewrite(files: Files, analysis: Analysis, defs: list[StepDef],
             if ordinal >= len(positions):
                 continue
             transformer = make()
-            body[positions[ordinal]] = body[positions[ordinal]].visit(transformer)
+            # a FunctionDef: leave_FunctionDef returns one
+            body[positions[ordinal]] = cast(cst.FunctionDef, body[positions[ordinal]].visit(transformer))
             count += transformer.changed
         if count:
             changed[path] = module.with_changes(body=body).code
@@ -272,8 +274,9 @@ def _walk(node: cst.CSTNode):
 class _WrapBroad(_FunctionTransformer):
     def rewrite_function(self, node: cst.FunctionDef) -> cst.FunctionDef:
         body = node.body
-        statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [
-            cst.SimpleStatementLine(body=list(body.body))]
+        # a suite is an indented block or, on the def's own line, a SimpleStatementSuite
+        statements: list[cst.BaseStatement] = list(body.body) if isinstance(body, cst.IndentedBlock) else [
+            cst.SimpleStatementLine(body=list(cast(cst.SimpleStatementSuite, body).body))]
         docstring: list[cst.BaseStatement] = []
         if statements and isinstance(statements[0], cst.SimpleStatementLine) and len(statements[0].body) == 1 \
                 and isinstance(statements[0].body[0], cst.Expr) \

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -82,7 +82,7 @@ class EvalSandbox:
         ws = self.space.workspace
         return wrap(command, writable=[ws], readonly=[self.space.pristine, *self.space.production_dirs], cwd=ws)
 
-    def start(self, prediction_files: list[str], timeout: float = 120.0) -> dict[str, Any]:
+    def start(self, prediction_files: list[str], timeout: float = 120.0) -> EvalInitReply:
         base = self.space.base
         ws = self.space.workspace
         isolated = self.isolation == "bwrap"
@@ -142,7 +142,7 @@ class EvalSandbox:
         self._cgroup = cgroup
         return cgroup.wrap_command(command)
 
-    def call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def call(self, request: Mapping[str, Any], timeout: float) -> dict[str, Any]:
         if self.proc is None or self.proc.stdin is None:
             raise WorkerLost("worker not started")
         try:
@@ -221,7 +221,7 @@ class EvalSandbox:
             self._cgroup.close()
             self._cgroup = None
 
-    def __enter__(self) -> EvalSandbox:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

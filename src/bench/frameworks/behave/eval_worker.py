@@ -54,14 +54,14 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from bench.frameworks.behave import forking
 from bench.frameworks.behave import worker as bw
 from bench.frameworks.behave.change_watch import ChangeWatch
 from bench.frameworks.behave.forking import kill_group, read_until_closed
-from bench.frameworks.messages import EvalInit, EvalInitReply, RunClaim, RunsReply, RunsRequest, TraceRequest
+from bench.frameworks.messages import EvalInit, EvalInitReply, Resets, RunClaim, RunsReply, RunsRequest, TraceRequest
 
 MAX_CLAIM_BYTES = 8 * 1024 * 1024
 PR_SET_DUMPABLE = 4
@@ -110,7 +110,7 @@ class EvalWorker(bw.Worker):
         for name in req.get("preimport", []):
             try:
                 __import__(name)
-            except BaseException:  # noqa: BLE001 - the run child will report the same error
+            except BaseException:  # noqa: BLE001, S110 - the run child will report the same error
                 pass
         reply = super().init(req)
         if early is not None:
@@ -151,7 +151,8 @@ class EvalWorker(bw.Worker):
         self.screens = None  # the worker never activates them: only the zygote's children do
         reply["import_lines"] = {f: sorted(v) for f, v in self.import_lines.items()}
         reply.pop("import_time", None)
-        return reply
+        # the build worker's reply with the keys set here: EvalInitReply's (the verdict process checks it strictly)
+        return cast(EvalInitReply, reply)
 
     # --------------------------------------------------------------- hygiene
     def _scan(self) -> dict[str, tuple[int, int, int, int, int]]:
@@ -259,13 +260,14 @@ class EvalWorker(bw.Worker):
                 continue
             for key, value in self.reset().items():
                 resets[key] += value
+            assert prepared is not None  # None only as the first variant's of no variants
             started, pid, read_fd, prefix = self._spawn("run", req, prepared)
             if index + 1 < len(variants):
                 upcoming = self._prepare(variants[index + 1].get("mutant"))
             out[variant["token"]] = _collect(pid, read_fd, started, float(req["limit"]), prefix, self._wait_status)
         for key, value in self.reset().items():
             resets[key] += value
-        return {"runs": out, "resets": resets}
+        return {"runs": out, "resets": cast(Resets, resets)}  # Resets' three keys, counted from reset()'s
 
     def _batched_runs(self, req: RunsRequest, variants: list[Any]) -> RunsReply:
         """Several variants per child: each swapped in, run, and swapped back out.
@@ -294,9 +296,9 @@ class EvalWorker(bw.Worker):
             first += len(claims)
         for key, value in self.reset().items():
             resets[key] += value
-        return {"runs": out, "resets": resets}
+        return {"runs": out, "resets": cast(Resets, resets)}  # Resets' three keys, counted from reset()'s
 
-    def _prepare(self, mutant: dict[str, Any] | None) -> bytes | str:
+    def _prepare(self, mutant: Mapping[str, Any] | None) -> bytes | str:
         """The variant's swaps, compiled once per distinct variant (a reproduction batch and
         the null variants reuse them) and marshalled for the zygote: which live functions get
         which code, nothing else; an error text when it cannot be swapped (a fallback)."""
@@ -327,7 +329,7 @@ class EvalWorker(bw.Worker):
                 entries.append((*key, code))
         return marshal.dumps(entries)
 
-    def _spawn(self, mode: str, req: dict[str, Any], payload: bytes) -> tuple[float, int, int, bytes]:
+    def _spawn(self, mode: str, req: Mapping[str, Any], payload: bytes) -> tuple[float, int, int, bytes]:
         """Ask the zygote for a run child. Its result pipe is made here; every record the
         child's screen writes to it starts with this run's secret (which only this process
         and the child's screen know), anything else on the pipe is garbled."""
@@ -508,7 +510,7 @@ def _zygote_child(worker: EvalWorker, box: list[Any], write_fd: int) -> None:
         code = 1
         try:
             _emit({"k": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]})
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001, S110 - the channel itself failed: the exit code still tells
             pass
     # End of the claim now: the worker reads EOF without waiting for this process's
     # memory to be torn down (exit unmaps before it closes descriptors)
@@ -634,6 +636,7 @@ def _activate_screens(worker: EvalWorker, write_fd: int, secret: bytes, traced: 
 
     prepared, snap, changes = worker.screens
     gates, worker.screens, worker.gates = worker.gates, None, None
+    assert gates is not None  # set by _prepare_screens before the zygote that forked this child
     strict_hook.install_gates(gates["locations"], gates["gates"])
     del gates
     prepared.activate(write_fd, secret, traced=traced)
@@ -659,7 +662,10 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float, prefix: byt
     os.close(read_fd)
     kill_group(pid)  # a killed process runs no more code: its teardown need not be waited for
     elapsed = round(time.monotonic() - started, 4)
-    findings, results, errors, garbled = [], [], [], 0
+    findings: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    errors: list[str] = []
+    garbled = 0
     for line in raw.split(b"\n"):
         record = _sort_line(line, prefix, findings, errors)
         if record is None:
@@ -687,7 +693,7 @@ def _collect(pid: int, read_fd: int, started: float, timeout: float, prefix: byt
                                          f"then the run ended without a result ({why[:80]})"})
         else:
             out["error"] = why
-    return out
+    return cast(RunClaim, out)  # RunClaim's keys, set above (the verdict process checks it strictly)
 
 
 def _sort_line(line: bytes, prefix: bytes, findings: list[dict[str, Any]], errors: list[str]) -> dict[str, Any] | None:
@@ -879,14 +885,14 @@ def _warm_step_patterns(sources: dict[str, bytes]) -> int:
         for call in calls:
             name = call.func.id if isinstance(call.func, ast.Name) else \
                 call.func.attr if isinstance(call.func, ast.Attribute) else ""
-            text = call.args[0].value
+            text = cast(ast.Constant, call.args[0]).value  # the filter above kept str constants only
             if name in MATCHER_SWITCHES:
                 current = classes.get(text, current)
             elif name.lower() in STEP_DECORATORS and warmed < 400:  # re's cache holds 512
                 try:
                     current(_no_step, text).compile()
                     warmed += 1
-                except Exception:  # noqa: BLE001 - behave reports a bad pattern in the run
+                except Exception:  # noqa: BLE001, S112 - behave reports a bad pattern in the run
                     continue
     return warmed
 
@@ -907,7 +913,7 @@ def _warm_linecache(root: str, sources: dict[str, bytes]) -> None:
     for name in names:
         try:
             linecache.getlines(name)
-        except Exception:  # noqa: BLE001 - a line we could not read is read in the run
+        except Exception:  # noqa: BLE001, S112 - a line we could not read is read in the run
             continue
 
 

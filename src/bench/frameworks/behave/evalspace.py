@@ -193,13 +193,13 @@ def instance_space(base: ProjectBase, files: dict[str, str], dest: Path,
     # under a read-only mount nothing writes a linked file in place
     shutil.copytree(base.root, workspace, symlinks=True, ignore=no_production)
     copy = _link if link_production else shutil.copy2
-    for rel in sorted(prod):
-        source = base.root / rel
+    for prod_rel in sorted(prod):
+        source = base.root / prod_rel
         if source.is_dir() and not source.is_symlink():
-            shutil.copytree(source, workspace / rel, symlinks=True, copy_function=copy)
+            shutil.copytree(source, workspace / prod_rel, symlinks=True, copy_function=copy)
         elif source.exists() or source.is_symlink():
-            (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, workspace / rel, follow_symlinks=False)
+            (workspace / prod_rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, workspace / prod_rel, follow_symlinks=False)
     # the pristine copy is read-only inside the sandbox and never written here: hard links
     # to the base (which nothing writes either) cost no copying
     shutil.copytree(base.root, pristine, symlinks=True, ignore=no_production, copy_function=_link)

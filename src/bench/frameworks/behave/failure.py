@@ -10,7 +10,7 @@ type and the text bounded again (``bench.failure``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bench.failure import failure_detail, python_frames_from_test
@@ -19,7 +19,7 @@ from bench.model import FailingStep, FailureDetail
 FAILED = ("failed", "error", "hook_error", "undefined", "pending")
 
 
-def traced_run_failure(claim: dict[str, Any], feature: str, roots: Iterable[str]) -> FailureDetail | None:
+def traced_run_failure(claim: Mapping[str, Any], feature: str, roots: Iterable[str]) -> FailureDetail | None:
     """The failing step, error, traceback and captured output of the traced run (None: it has
     no result to read, e.g. a timeout, whose detail says so already)."""
     roots = list(roots)
@@ -44,7 +44,8 @@ def traced_run_failure(claim: dict[str, Any], feature: str, roots: Iterable[str]
                        location=f"{_text(failing.get('file')) or feature}:{_int(failing.get('line'))}")
     error_type, message = _text(failing.get("error_type")), _text(failing.get("error_message"))
     error = f"{error_type}: {message}" if error_type else (message or f"step {failing.get('status')}")
-    cut = failing.get("cut") if isinstance(failing.get("cut"), dict) else {}
+    raw_cut = failing.get("cut")
+    cut = raw_cut if isinstance(raw_cut, dict) else {}
     return failure_detail(step=step, error=error, traceback=_text(failing.get("traceback")),
                           stdout=_text(failing.get("stdout")), stderr=_text(failing.get("stderr")), roots=roots,
                           output_note="what the scenario printed up to the failing step (behave's capture)",

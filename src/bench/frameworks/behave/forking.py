@@ -24,7 +24,8 @@ import struct
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 
@@ -101,7 +102,7 @@ def fork_call(fn: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any
         try:
             become_child(write_fd)
             payload, code = fn(), 0
-        except BaseException as exc:  # never let the child return into the caller's loop
+        except BaseException as exc:  # noqa: BLE001 - never let the child return into the caller's loop
             payload, code = {"exit": "worker_error", "error": f"{type(exc).__name__}: {exc}",
                              "traceback": traceback.format_exc()}, 1
         report_and_exit(payload, code)

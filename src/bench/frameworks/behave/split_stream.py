@@ -20,7 +20,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.frameworks.behave import forking
 
@@ -114,7 +115,7 @@ class SplitStream:
             sys.setprofile(None)  # the driver's point hook: the mutant runs at full speed
             try:
                 error = self.prepare(mutant)
-            except BaseException as exc:  # the swap itself failed: never run half-swapped
+            except BaseException as exc:  # noqa: BLE001 - the swap itself failed: never run half-swapped
                 error = f"{type(exc).__name__}: {exc}"
             if error:
                 forking.report_and_exit({"swap_error": error})

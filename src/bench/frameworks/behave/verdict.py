@@ -39,16 +39,17 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench import stopping
 from bench.frameworks.behave.eval_sandbox import EvalSandbox, SandboxLimits, WorkerLost
 from bench.frameworks.behave.evalspace import ProjectBase, instance_space, refresh_workspace, remove_space
 from bench.frameworks.behave.failure import traced_run_failure
 from bench.frameworks.behave.guard.static_scan import scan_prediction
-from bench.frameworks.messages import WireMutant
+from bench.frameworks.messages import RunClaim, WireMutant
 from bench.frameworks.outcomes import classify_run
 from bench.judging import (
     DETECTED,
@@ -121,7 +122,9 @@ def judge(inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict
 def _attribute(inst: Instance, prediction: Prediction, base: ProjectBase, work_dir: Path, options: VerdictOptions,
                reason: str, session: _Session) -> Judgement:
     """A lost worker is the prediction's doing unless the evaluator fails without it too."""
-    control = _Session(inst, Prediction(instance_id=inst.id, files={}), GoldTest.model_construct(pool=[], kills=[]),
+    # model_construct: the control session reads only the pool and the kills, so no other field is made
+    control = _Session(inst, Prediction(instance_id=inst.id, files={}),
+                       GoldTest.model_construct(pool=[], kills=[]),  # type: ignore[call-arg]
                        {}, base, work_dir, options, random.Random(0), session.index)
     try:
         control.start_warm()
@@ -141,6 +144,8 @@ def _attribute(inst: Instance, prediction: Prediction, base: ProjectBase, work_d
 
 
 class _Session:
+    _clock: float  # set by run() before any _lap
+
     def __init__(self, inst: Instance, prediction: Prediction, gold: GoldTest, manifest: dict[str, Mutant],
                  base: ProjectBase, work_dir: Path, options: VerdictOptions, rng: random.Random,
                  index: ProductionIndex) -> None:
@@ -187,13 +192,13 @@ class _Session:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # -------------------------------------------------------------------- runs
-    def traced(self) -> dict[str, Any]:
+    def traced(self) -> RunClaim:
         assert self.warm is not None
         claim = self.warm.trace(self.feature, self.lines, self.options.timeout)
         self._screen(claim, "traced run")
         return claim
 
-    def _screen(self, claim: dict[str, Any], where: str) -> None:
+    def _screen(self, claim: Mapping[str, Any], where: str) -> None:
         findings = claim.get("findings") or []
         if findings:
             raise _Tampering([f"{where}: {_finding_text(f)}" for f in findings][:20])
@@ -201,7 +206,7 @@ class _Session:
             raise _Tampering([(f"{where}: the run wrote {claim.get('results')} results and "
                                f"{claim.get('garbled')} unreadable lines to its channel (one result expected)")])
 
-    def _claim(self, runs: dict[str, Any], token: str, where: str) -> tuple[dict[str, Any], str]:
+    def _claim(self, runs: dict[str, Any], token: str, where: str) -> tuple[dict[str, Any], RunVerdict]:
         """A run's claim, screened, and its verdict; a run without a claim is a lost worker."""
         claim = runs.get(token)
         if not isinstance(claim, dict):
@@ -273,11 +278,11 @@ class _Session:
             self._replay(sorted(claimed), cold_limit)
             self._lap("replays")
         timeouts = sum(1 for v in verdicts.values() if v == "timeout")
-        verdicts.update({m.id: "survived" for m in pool if m not in reached})  # never executed
+        verdicts.update({m.id: RunVerdict.survived for m in pool if m not in reached})  # never executed
         return Judgement(Outcome.passed, "", trace=self.run_trace(), kills=claimed, timeouts=timeouts,
                          confirmation=self.confirmation, fresh_runs=self.fresh_runs, verdicts=verdicts)
 
-    def _reproduce(self, claimed: set[str], first: dict[str, str], limit: float) -> None:
+    def _reproduce(self, claimed: set[str], first: Mapping[str, str], limit: float) -> None:
         """Every claimed kill once more. Each was first seen in a pristine child, so the second
         look runs several kills per child (swapped in and back out in turn), which costs a
         fraction of a fork each. A kill that does not show again there, or a batch whose null
@@ -297,7 +302,7 @@ class _Session:
         self._reproduced(claimed, first, again)
 
     @staticmethod
-    def _reproduced(claimed: set[str], first: dict[str, str], again: dict[str, str]) -> None:
+    def _reproduced(claimed: set[str], first: Mapping[str, str], again: Mapping[str, str]) -> None:
         """A kill counts only if it reproduces."""
         lost = [f"kill of mutant {m} did not reproduce ({first[m]} then {again.get(m, 'not run')})"
                 for m in sorted(claimed) if again.get(m) not in DETECTED]
@@ -305,7 +310,7 @@ class _Session:
             raise _Unstable(lost)
 
     def _batch(self, execute: Any, mutants: list[Mutant], limit: float,
-               name: str) -> tuple[dict[str, str], list[Mutant]]:
+               name: str) -> tuple[dict[str, RunVerdict], list[Mutant]]:
         """One batch: mutants and null variants shuffled, nulls early and late."""
         nulls = equivalent_count(len(mutants))
         variants: list[tuple[str, Mutant | None]] = [(secrets.token_hex(8), m) for m in mutants]
@@ -314,7 +319,7 @@ class _Session:
         spread_among(variants, null_variants, self.rng)
         null_tokens = {token for token, _ in null_variants}
         runs, resets = execute(variants, limit)
-        out: dict[str, str] = {}
+        out: dict[str, RunVerdict] = {}
         fallbacks: list[Mutant] = []
         clean_failures = []
         failed_nulls: list[tuple[Mutant | None, str]] = []
@@ -415,7 +420,8 @@ class _Session:
                 if target is not None:
                     _write_atomic(target, original)
             runs.update(reply["runs"])
-            for key, value in reply["resets"].items():
+            # Resets: every value an int (EvalSandbox validates the reply strictly)
+            for key, value in cast(Mapping[str, int], reply["resets"]).items():
                 resets[key] = resets.get(key, 0) + int(value)
         return runs, resets
 
@@ -461,7 +467,7 @@ class _Session:
 
 
 # ----------------------------------------------------------------------------- reading claims
-def ladder(claim: dict[str, Any], expected_units: int) -> tuple[Outcome, str]:
+def ladder(claim: Mapping[str, Any], expected_units: int) -> tuple[Outcome, str]:
     """The first failing stage (docs/evaluation.md#outcomes-the-first-failing-stage), from the traced run's claim."""
     if claim.get("exit") == "timeout":
         return Outcome.execution_failure, f"timeout: killed after {claim.get('elapsed', 0):.1f}s"

@@ -27,6 +27,7 @@ import pkgutil
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from typing import Any
 
 from bench.frameworks.behave import split_stream
@@ -42,7 +43,7 @@ TRAMPOLINES = frozenset({"__get__", "__set__", "__call__", "__delete__"})
 # every mutant run binds the same steps, so matching them once saves ~1/3 of a run.
 MATCH_CACHE: dict[tuple[str, str], Any] = {}
 
-import __future__  # noqa: E402
+import __future__
 
 # RunRecorder._traced_profile: what it knows of an executing frame
 _PROD, _TEST, _TRAMP, _POINT = 1, 2, 4, 8
@@ -84,8 +85,8 @@ class Worker:
         os.chdir(self.root)
         for entry in reversed(req.get("python_path", [])):
             sys.path.insert(0, os.path.abspath(entry))
-        import behave  # noqa: F401  (warm import)
-        import behave.model  # noqa: F401
+        import behave  # warm import
+        import behave.model
         import behave.runner  # noqa: F401
 
         self.import_packages = list(req.get("import_packages", []))
@@ -124,7 +125,7 @@ class Worker:
             self.runner, self.load_error = self._make_runner(self.features_dir, load=True)
             self.preloaded = True
         try:
-            import coverage  # noqa: F401  (warm import for traced runs)
+            import coverage  # warm import for traced runs
         except ImportError:
             pass
         return {
@@ -141,13 +142,13 @@ class Worker:
         for name in packages:
             try:
                 pkg = __import__(name, fromlist=["__path__"])
-            except BaseException as exc:  # an import error is data, not a crash
+            except BaseException as exc:  # noqa: BLE001 - an import error is data, not a crash
                 errors[name] = f"{type(exc).__name__}: {exc}"
                 continue
             for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), name + "."):
                 try:
                     __import__(info.name)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001 - an import error is data, not a crash
                     errors[info.name] = f"{type(exc).__name__}: {exc}"
         return errors
 
@@ -172,7 +173,7 @@ class Worker:
             if load:
                 runner.load_hooks()
                 runner.load_step_definitions()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - hooks or steps that do not load are the run's load error
             error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=8)
         runner.formatters = []
         self.hook_files = [_abspath(self.root, os.path.join(runner.base_dir or features_dir,
@@ -218,7 +219,7 @@ class Worker:
     def run(self, req: RunRequest) -> dict[str, Any]:
         return fork_call(lambda: self._child_run(req), float(req.get("timeout", 60.0)))
 
-    def _enter_test_tree(self, req: dict[str, Any]):
+    def _enter_test_tree(self, req: Mapping[str, Any]):
         """In a forked child: silence output, then use the preloaded runner, or materialise
         the request's workspace and load its hooks and steps. Returns
         (runner, load_error, root of the test tree, its features dir)."""
@@ -238,7 +239,7 @@ class Worker:
         runner, load_error = self._make_runner(features_dir, load=True)
         return runner, load_error, ws_root, features_dir
 
-    def _child_run(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _child_run(self, req: Mapping[str, Any]) -> dict[str, Any]:
         runner, load_error, tree_root, features_dir = self._enter_test_tree(req)
         if load_error or runner is None:
             return {"exit": "ok", "load_error": load_error or "worker not initialised"}
@@ -251,7 +252,7 @@ class Worker:
         """One test against a list of mutants: a clean traced run, then a fork per mutant."""
         return fork_call(lambda: self._session(req), float(req.get("session_timeout", 7200.0)))
 
-    def _session(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _session(self, req: Mapping[str, Any]) -> dict[str, Any]:
         runner, load_error, root_for_paths, features_dir = self._enter_test_tree(req)
         if load_error or runner is None:
             return {"clean": {"exit": "ok", "load_error": load_error or "worker not initialised"}, "mutants": {}}
@@ -299,7 +300,7 @@ class Worker:
         behave_dir = os.path.dirname(os.path.abspath(sys.modules["behave"].__file__ or ""))
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None) or ""
-            if path.endswith(".py") and (path.startswith(behave_dir) or path.startswith(root_for_paths)) \
+            if path.endswith(".py") and path.startswith((behave_dir, root_for_paths)) \
                     and not _abspath(self.root, path).startswith(tuple(self.production_dirs)):
                 linecache.getlines(path)
         limit = max(float(req.get("mutant_timeout_min", 2.0)),
@@ -358,8 +359,9 @@ class Worker:
             result = results.get(mutant["id"])
             if result is None:
                 # the driver died or never reached the mutant's point: a fork from the start
-                result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed, mutant,
-                                                              swapper), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: self._mutant_child(runner, recorder, feature, lines, parsed,
+                                                              mutant, swapper), limit)  # noqa: B023
             out["mutants"][mutant["id"]] = dict(_mutant_verdict(result, len(lines)), point=point_of[mutant["id"]])
         return out
 
@@ -372,7 +374,7 @@ class Worker:
         """
         return fork_call(lambda: self._import_mutant(req), float(req.get("session_timeout", 7200.0)))
 
-    def _import_mutant(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _import_mutant(self, req: Mapping[str, Any]) -> dict[str, Any]:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
@@ -393,7 +395,8 @@ class Worker:
         for run in req["runs"]:
             limit = float(run.get("timeout", 60.0))
             if run.get("workspace"):
-                result = fork_call(lambda: self._run_in_workspace(run), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: self._run_in_workspace(run), limit)  # noqa: B023
             else:
                 if shared_runner is None:
                     os.chdir(self.root)
@@ -406,8 +409,9 @@ class Worker:
                 feature = os.path.join(self.root, run["feature"])
                 recorder = RunRecorder(self.root, self.features_dir, self.production_dirs, self.hook_files,
                                        trace=False)
-                result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),
-                                                          len(run["lines"]), bindings=True), limit)
+                # fork_call runs the function in a child and waits for it: within this iteration
+                result = fork_call(lambda: _summarize_run(recorder.run(runner, feature, run["lines"]),  # noqa: B023
+                                                          len(run["lines"]), bindings=True), limit)  # noqa: B023
             verdicts[run["key"]] = _mutant_verdict(result, len(run["lines"]))
         return {"verdicts": verdicts}
 
@@ -441,7 +445,7 @@ class Worker:
 
     @staticmethod
     def _mutant_child(runner, recorder, feature: str, lines: list[int], parsed, mutant: dict[str, Any],
-                      swapper: "CodeSwapper") -> dict[str, Any]:
+                      swapper: CodeSwapper) -> dict[str, Any]:
         error = swapper.swap(mutant)
         if error:
             return {"swap_error": error}
@@ -468,7 +472,7 @@ class Worker:
                     return
                 handler = handlers.get(op)
                 reply = handler(req) if handler is not None else {"error": f"unknown op {op!r}"}
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - a failed request is answered; the worker serves on
                 reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
             self._reply(reply)
 
@@ -878,7 +882,7 @@ class RunRecorder:
             failed = True
         except SystemExit as exc:
             abort = f"SystemExit({exc.code!r})"
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - whatever ends the run early is its abort
             abort = f"{type(exc).__name__}: {exc}"
         finally:
             sys.setprofile(None)
@@ -1068,11 +1072,12 @@ def _summarize_run(result: dict[str, Any], expected_units: int, bindings: bool =
     executed, at any depth, as "file:line" (lets the builder see that a failure came before
     any Then step definition ran)."""
     passed = _run_passed(result, expected_units)
-    out = {"passed": passed,
-           "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
-           "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
-                                  for s in result.get("steps", [])
-                                  if s.get("status") in ("failed", "error", "undefined")), None)}
+    out: dict[str, Any] = {
+        "passed": passed,
+        "steps_ran": sum(1 for s in result.get("steps", []) if s.get("status") not in ("untested", "skipped")),
+        "first_failure": next((f"{s.get('error_type', s.get('status'))}: {s.get('error_message', '')[:200]}"
+                               for s in result.get("steps", [])
+                               if s.get("status") in ("failed", "error", "undefined")), None)}
     if bindings and not passed:
         out["bindings"] = sorted({f"{s['binding']['file']}:{s['binding']['line']}" for s in result.get("steps", [])
                                   if isinstance(s.get("binding"), dict)})
@@ -1085,18 +1090,18 @@ def _install_source_override(path: str, source: str) -> None:
     import importlib.machinery
 
     class MutatedLoader(importlib.machinery.SourceFileLoader):
-        def get_data(self, filename):  # noqa: ANN001
+        def get_data(self, filename):
             if os.path.abspath(filename) == path:
                 return source.encode("utf-8")
             if filename.endswith((".pyc", ".pyo")):
                 raise OSError("no bytecode for mutated sources")
             return super().get_data(filename)
 
-        def path_stats(self, filename):  # noqa: ANN001
+        def path_stats(self, filename):
             raise OSError("force a compile from source")
 
     class MutatedFinder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, target_path=None, target=None):  # noqa: ANN001
+        def find_spec(self, fullname, target_path=None, target=None):
             spec = importlib.machinery.PathFinder.find_spec(fullname, target_path)
             if spec is not None and spec.origin and os.path.abspath(spec.origin) == path:
                 spec.loader = MutatedLoader(fullname, spec.origin)
@@ -1153,7 +1158,7 @@ class CodeSwapper:
         end = int(mutant.get("function_end") or mutant["end_line"])
         return any(start <= line <= end for line in self.generators.get(path, ()))
 
-    def load(self, mutant: dict[str, Any]) -> None:
+    def load(self, mutant: Mapping[str, Any]) -> None:
         """Read the mutant's file in the parent, so every child shares the text."""
         path = _abspath(self.root, mutant["file"])
         if path not in self.texts:
@@ -1168,7 +1173,7 @@ class CodeSwapper:
         apply_swaps(swaps)
         return None
 
-    def prepare(self, mutant: dict[str, Any]) -> list[tuple[Any, Any]] | str:
+    def prepare(self, mutant: Mapping[str, Any]) -> list[tuple[Any, Any]] | str:
         """The (function, mutated code) pairs that put the mutant in, compiled but not yet
         installed — or why it cannot be swapped. Compiling runs no code, so a process that
         must stay clean of the mutant (the evaluator's worker) can prepare it for a child."""
@@ -1255,7 +1260,7 @@ def _prune_to_selected(features: list[Any], wanted: set[int]) -> None:
         prune(feature)
 
 
-def _function_chunk(mutated: list[str], mutant: dict[str, Any]) -> str:
+def _function_chunk(mutated: list[str], mutant: Mapping[str, Any]) -> str:
     """Source that compiles to the mutated function's code at its original line numbers.
 
     Only the function itself is compiled (the whole class would cost a few ms per

@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.builder.pipeline import (
     BuildError,
@@ -205,7 +205,10 @@ def build_project(framework: CucumberJsFramework, source: ProjectSource, out_dir
                       scenarios_total, 0, warnings, [], mutants, mutation, isolation)
 
 
-def _advance(progress: Progress, value: CucumberRun) -> CucumberRun:
+_T = TypeVar("_T")
+
+
+def _advance(progress: Progress, value: _T) -> _T:
     progress.advance()
     return value
 
@@ -402,10 +405,11 @@ def _mutation_stage(work: Path, source: Any, instances: list[Instance], gold: di
     updated: dict[str, GoldTest] = {}
     for inst in instances:
         tests = tests_of[inst.id]
-        pool = sorted(m for m, t in covered.items() if t & tests)
-        kills = sorted(m for m in pool if killed[m] & tests and m not in excluded)
+        inst_pool = sorted(m for m, t in covered.items() if t & tests)
+        kills = sorted(m for m in inst_pool if killed[m] & tests and m not in excluded)
         updated[inst.id] = gold[inst.id].model_copy(update={
-            "pool": pool, "kills": kills, "excluded_mutants": {m: excluded[m] for m in pool if m in excluded}})
+            "pool": inst_pool, "kills": kills,
+            "excluded_mutants": {m: excluded[m] for m in inst_pool if m in excluded}})
     pool_sizes = [len(g.pool) for g in updated.values()]
     kill_counts = [len(g.kills) for g in updated.values()]
     mutation = {"mutants_per_operator": dict(sorted(Counter(m.operator for m in mutants).items())),

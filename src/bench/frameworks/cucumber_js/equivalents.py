@@ -31,9 +31,13 @@ often and in the same order as the original, except where it says so):
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from bench.frameworks.cucumber_js.diversify import CharColumns, error_count, parse
 from bench.model import Mutant
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 MIRRORED = {"===": "===", "!==": "!==", "==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=",
             "*": "*"}
@@ -90,9 +94,9 @@ def _expression_slot(node) -> bool:
     return True
 
 
-def _candidates(text: str, tree) -> list[tuple[str, object, str]]:
+def _candidates(text: str, tree) -> list[tuple[str, tree_sitter.Node, str]]:
     """(family, node, replacement text) for every site of the file."""
-    found: list[tuple[str, object, str]] = []
+    found: list[tuple[str, tree_sitter.Node, str]] = []
     stack = [tree.root_node]
     while stack:
         node = stack.pop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TypedDict
 
 from bench.failure import failure_detail
 from bench.frameworks.cucumber_js.runner import CucumberRun
@@ -20,10 +21,19 @@ from bench.model import FailingStep, FailureDetail
 NOT_PASSING = ("FAILED", "UNDEFINED", "AMBIGUOUS", "PENDING")
 
 
+class _Outputs(TypedDict):
+    """The run's output arguments of ``failure_detail``, the same for every failure."""
+
+    stdout: str
+    stderr: str
+    roots: Iterable[str]
+    output_note: str
+
+
 def clean_run_failure(run: CucumberRun, roots: Iterable[str]) -> FailureDetail:
     """The first step that did not pass (or the hook, or the load error), with the run's output."""
-    outputs = {"stdout": run.stdout, "stderr": run.stderr, "roots": roots,
-               "output_note": "stdout: the progress formatter's report and the test's console.log"}
+    outputs: _Outputs = {"stdout": run.stdout, "stderr": run.stderr, "roots": roots,
+                        "output_note": "stdout: the progress formatter's report and the test's console.log"}
     for pickle in run.report.pickles:
         for step in pickle.steps:
             if step.status not in NOT_PASSING:

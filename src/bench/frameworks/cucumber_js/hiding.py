@@ -11,17 +11,21 @@ method; the line is the declaration's first line.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from bench.frameworks.cucumber_js.declarations import FUNCTION_NODES, function_name
 from bench.frameworks.cucumber_js.testside import js_parser
 from bench.frameworks.protocol import HIDDEN_MESSAGE, HidingReport
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 
 class JsHider:
     """``BodyHider`` of JavaScript/TypeScript (``TypeScriptLanguage.hider``)."""
 
     language = "typescript"
-    source_suffixes = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+    source_suffixes: tuple[str, ...] = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
     test_suffixes: tuple[str, ...] = ()
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
@@ -34,12 +38,13 @@ def hide_js_bodies(source: str, should_hide: Callable[[str, int], bool],
     tree = js_parser(typescript).parse(data)
     report = HidingReport()
     spans: list[tuple[int, int]] = []
-    stack: list[tuple[object, str]] = [(tree.root_node, "")]
+    stack: list[tuple[tree_sitter.Node, str]] = [(tree.root_node, "")]
     while stack:
         node, owner = stack.pop()
         if node.type in ("class_declaration", "class", "abstract_class_declaration"):
-            name = node.child_by_field_name("name")
-            owner = name.text.decode() if name is not None else owner
+            class_name = node.child_by_field_name("name")
+            # a node's text is None only in a tree parsed from a callback: this one is parsed from ``data``
+            owner = cast(bytes, class_name.text).decode() if class_name is not None else owner
         if node.type in FUNCTION_NODES:
             body = node.child_by_field_name("body")
             name = function_name(node)

@@ -175,17 +175,18 @@ def parse_report(lines: list[str]) -> RunReport:
             started[event["id"]] = case_id
             pickle = pickles.get(cases.get(case_id, ("", {}))[0], {})
             location = pickle.get("location", {})
-            run = PickleRun(uri=str(pickle.get("uri", "")), line=int(location.get("line", 0)),
-                            name=str(pickle.get("name", "")), started=True)
+            pickle_run = PickleRun(uri=str(pickle.get("uri", "")), line=int(location.get("line", 0)),
+                                    name=str(pickle.get("name", "")), started=True)
             step_texts = {s["id"]: s for s in pickle.get("steps", [])}
             for pickle_step, definitions in cases.get(case_id, ("", {}))[1].values():
                 if pickle_step:
                     ps = step_texts.get(pickle_step, {})
                     keyword, line = written.get(next(iter(ps.get("astNodeIds") or []), ""), ("", 0))
-                    run.steps.append(StepRun(text=str(ps.get("text", "")), step_type=str(ps.get("type", "Unknown")),
-                                             definition_ids=definitions, keyword=keyword, line=line))
-            runs[event["id"]] = run
-            report.pickles.append(run)
+                    pickle_run.steps.append(StepRun(text=str(ps.get("text", "")),
+                                                    step_type=str(ps.get("type", "Unknown")),
+                                                    definition_ids=definitions, keyword=keyword, line=line))
+            runs[event["id"]] = pickle_run
+            report.pickles.append(pickle_run)
         elif "testStepFinished" in message:
             event = message["testStepFinished"]
             run = runs.get(event.get("testCaseStartedId", ""))

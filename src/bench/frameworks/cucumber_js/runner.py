@@ -152,17 +152,17 @@ def run_cucumber(work: Path, selection: list[str], out_dir: Path, *, timeout: fl
                            timed_out=timed_out, stderr=stderr[-4000:], stdout=_tail(stdout))
     reader = _PipeReader(read_fd)
     try:
-        proc = subprocess.Popen(command, cwd=work, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=(write_fd,))
+        child = subprocess.Popen(command, cwd=work, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, pass_fds=(write_fd,))
     finally:
         os.close(write_fd)
     reader.start()
     try:
-        printed, err = proc.communicate(timeout=timeout)
-        code, timed_out = proc.returncode, False
+        printed, err = child.communicate(timeout=timeout)
+        code, timed_out = child.returncode, False
     except subprocess.TimeoutExpired:
-        proc.kill()
-        printed, err = proc.communicate()
+        child.kill()
+        printed, err = child.communicate()
         code, timed_out = None, True
     elapsed = time.perf_counter() - start
     data = reader.finish()

@@ -130,7 +130,7 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
         raise BuildError("cucumber-jvm: the builder's runs are plain JVMs (the ground truth is the project's own "
                          "code); build with --isolation none (or auto)")
     try:
-        resolve_mode(options.isolation)  # type: ignore[arg-type]
+        resolve_mode(options.isolation)
     except IsolationError as exc:
         raise BuildError(str(exc)) from exc
     workers = max(1, options.workers)

@@ -36,7 +36,7 @@ class JavaHider:
     """``BodyHider`` of Java (``JavaLanguage.hider``)."""
 
     language = "java"
-    source_suffixes = (".java",)
+    source_suffixes: tuple[str, ...] = (".java",)
     # Java tests live in their own source root (src/test/java), under no naming convention
     test_suffixes: tuple[str, ...] = ()
 

@@ -632,8 +632,8 @@ class _Verdict:
                 made = jacoco_report(session.java, session.cli, run.exec_file, session.project.classes,
                                      session.project.root / root, self.tmp / f"jacoco-{n}.xml")
                 if made.coverage is not None:
-                    hits, lines = made.coverage.under(root)
-                    for file, numbers in lines.items():
+                    hits, measured = made.coverage.under(root)
+                    for file, numbers in measured.items():
                         instrumented.setdefault(file, set()).update(numbers)
             per_row[line] = hits
             shutil.rmtree(self.tmp / "out", ignore_errors=True)

@@ -306,10 +306,10 @@ def unescape_java(body: str) -> str:
             out.append(_SIMPLE_ESCAPES[e])
             i += 2
         elif e in "01234567":
-            digits = re.match(r"[0-3][0-7]{0,2}|[4-7][0-7]?", body[i + 1:])
-            assert digits is not None
-            out.append(chr(int(digits[0], 8)))
-            i += 1 + len(digits[0])
+            octal = re.match(r"[0-3][0-7]{0,2}|[4-7][0-7]?", body[i + 1:])
+            assert octal is not None
+            out.append(chr(int(octal[0], 8)))
+            i += 1 + len(octal[0])
         elif e == "\n":  # a text block's line continuation
             i += 2
         else:  # not valid Java; keep it as written
@@ -528,11 +528,11 @@ def _locals(node: tree_sitter.Node) -> dict[str, tree_sitter.Node | None]:
             if parameters is not None and parameters.type == "identifier":
                 found[_text(parameters)] = None
             elif parameters is not None and parameters.type == "inferred_parameters":
-                for name in parameters.named_children:
-                    found[_text(name)] = None
-    for name, type_node in list(found.items()):
+                for parameter in parameters.named_children:
+                    found[_text(parameter)] = None
+    for declared_name, type_node in list(found.items()):
         if type_node is not None and _text(type_node) == "var":
-            found[name] = None
+            found[declared_name] = None
     return found
 
 
@@ -1440,14 +1440,14 @@ class TestSideJava:
             name = _text(node.child_by_field_name("field"))
             if inner is None:
                 return None
-            owners = self._lineage(cls) if inner.type == "this" else self._receiver(unit, inner, names)
-            if owners is None:
+            receivers = self._lineage(cls) if inner.type == "this" else self._receiver(unit, inner, names)
+            if receivers is None:
                 return None
-            typed = [c for k in owners for c in self._lineage(k) if name in c.field_types]
+            typed = [c for k in receivers for c in self._lineage(k) if name in c.field_types]
             if typed:
                 return [k for c in typed for k in self._type_classes(c, None, c.field_types[name])]
-            constants = [k for k in owners if name in _enum_constants(k.node)]  # ``Color.RED.code()``
-            return constants or [n for k in owners for n in [self._nested_in(k, name)] if n is not None]
+            constants = [k for k in receivers if name in _enum_constants(k.node)]  # ``Color.RED.code()``
+            return constants or [n for k in receivers for n in [self._nested_in(k, name)] if n is not None]
         if kind == "object_creation_expression":
             return self._type_classes(cls, unit, node.child_by_field_name("type"))
         if kind == "cast_expression":

@@ -88,7 +88,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
         raise BuildError("godog: the builder's runs are plain processes (the ground truth is the project's own "
                          "code); build with --isolation none (or auto): evaluation runs in bubblewrap")
     try:
-        resolve_mode(options.isolation)  # type: ignore[arg-type]
+        resolve_mode(options.isolation)
     except IsolationError as exc:
         raise BuildError(str(exc)) from exc
     isolation = "none"  # godog's build runs are plain processes (recorded as such in the card)

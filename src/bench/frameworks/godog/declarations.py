@@ -34,7 +34,7 @@ from bench.builder.interfaces import DeclarationRecord
 from bench.frameworks.call_reader import SyntaxCallReader
 from bench.frameworks.godog.hiding import import_name
 from bench.frameworks.godog.language import production_files
-from bench.frameworks.godog.syntax import functions, go_parser
+from bench.frameworks.godog.syntax import functions, go_parser, node_bytes
 from bench.frameworks.godog.toolchain import module_path
 
 _FUNCTION_NODES = ("function_declaration", "method_declaration", "func_literal")
@@ -67,7 +67,7 @@ class GoDeclaration(DeclarationRecord):
 def _package_name(root: tree_sitter.Node) -> str:
     for node in root.named_children:
         if node.type == "package_clause":
-            return node.named_children[0].text.decode() if node.named_children else ""
+            return node_bytes(node.named_children[0]).decode() if node.named_children else ""
     return ""
 
 
@@ -175,21 +175,21 @@ class CallReader(SyntaxCallReader[_TestFile, GoDeclaration]):
         if callee is None:
             return []
         if callee.type in ("identifier", "type_identifier"):
-            return self._unqualified(parsed, callee.text.decode())
+            return self._unqualified(parsed, node_bytes(callee).decode())
         if callee.type == "selector_expression":
             operand, name = callee.child_by_field_name("operand"), callee.child_by_field_name("field")
             if operand is None or name is None:
                 return []
-            if operand.type == "identifier" and operand.text.decode() in parsed.imports:
-                path = parsed.imports[operand.text.decode()]
-                return list(self.declarations.functions.get((path, name.text.decode()), ()))
-            return list(self.declarations.methods.get(name.text.decode(), ()))
+            if operand.type == "identifier" and node_bytes(operand).decode() in parsed.imports:
+                path = parsed.imports[node_bytes(operand).decode()]
+                return list(self.declarations.functions.get((path, node_bytes(name).decode()), ()))
+            return list(self.declarations.methods.get(node_bytes(name).decode(), ()))
         if callee.type == "qualified_type":
             package, name = callee.child_by_field_name("package"), callee.child_by_field_name("name")
-            path = parsed.imports.get(package.text.decode()) if package is not None else None
-            if path is None or name is None:
+            imported = parsed.imports.get(node_bytes(package).decode()) if package is not None else None
+            if imported is None or name is None:
                 return []
-            return list(self.declarations.functions.get((path, name.text.decode()), ()))
+            return list(self.declarations.functions.get((imported, node_bytes(name).decode()), ()))
         return []
 
     def _unqualified(self, parsed: _TestFile, name: str) -> list[GoDeclaration]:
@@ -209,14 +209,14 @@ class CallReader(SyntaxCallReader[_TestFile, GoDeclaration]):
                 path_node, name_node = node.child_by_field_name("path"), node.child_by_field_name("name")
                 if path_node is None:
                     continue
-                path = path_node.text.decode()[1:-1]
+                path = node_bytes(path_node).decode()[1:-1]
                 if name_node is None:
                     names = self.declarations.package_names.get(path) or {import_name(path)}
                     imports.update((name, path) for name in names)
                 elif name_node.type == "dot":
                     dots.append(path)
                 elif name_node.type != "blank_identifier":
-                    imports[name_node.text.decode()] = path
+                    imports[node_bytes(name_node).decode()] = path
             elif node.type in ("source_file", "import_declaration", "import_spec_list"):
                 stack.extend(node.named_children)
         package = self.declarations.import_path(file)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bench.frameworks.godog.syntax import functions, go_parser
+from bench.frameworks.godog.syntax import functions, go_parser, node_bytes
 from bench.frameworks.protocol import HIDDEN_MESSAGE, HidingReport
 
 PLACEHOLDER = f'{{ panic("{HIDDEN_MESSAGE}") }}'
@@ -33,9 +33,9 @@ class GoHider:
     """``BodyHider`` of Go (``GoLanguage.hider``)."""
 
     language = "go"
-    source_suffixes = (".go",)
+    source_suffixes: tuple[str, ...] = (".go",)
     # Go tests live beside the code they test (``x_test.go``): never production, never hidden
-    test_suffixes = ("_test.go",)
+    test_suffixes: tuple[str, ...] = ("_test.go",)
 
     def hide_bodies(self, source: str, should_hide: Callable[[str, int], bool]) -> tuple[str, HidingReport]:
         return hide_go_bodies(source, should_hide)
@@ -91,7 +91,7 @@ def _used_names(data: bytes) -> set[str]:
         if node.type in ("selector_expression", "qualified_type"):
             first = node.named_children[0] if node.named_children else None
             if first is not None and first.type in ("identifier", "package_identifier"):
-                names.add(first.text.decode())
+                names.add(node_bytes(first).decode())
         stack.extend(node.named_children)
     return names
 
@@ -112,7 +112,8 @@ def _blanked_imports(root, original: bytes, hidden: bytes) -> list[tuple[int, in
             continue
         if name_node is not None and name_node.type in ("blank_identifier", "dot"):
             continue
-        name = name_node.text.decode() if name_node is not None else import_name(path_node.text.decode()[1:-1])
+        name = (node_bytes(name_node).decode() if name_node is not None
+                else import_name(node_bytes(path_node).decode()[1:-1]))
         if name in before and name not in after:
             if name_node is not None:
                 edits.append((name_node.start_byte, name_node.end_byte, b"_"))

@@ -42,7 +42,7 @@ from typing import ClassVar
 
 import tree_sitter
 
-from bench.frameworks.godog.syntax import GoFunction, functions, go_parser
+from bench.frameworks.godog.syntax import GoFunction, functions, go_parser, node_bytes
 from bench.frameworks.protocol import BodyHider, Language
 from bench.model import Mutant
 from bench.mutation.node_mutants import node_mutants
@@ -176,9 +176,9 @@ def _site(node: tree_sitter.Node, function: GoFunction, owner: tree_sitter.Node)
         if op is None or operand is None:
             return None
         if op.type == "!":
-            return Site(node, "not", (("negation", f"({operand.text.decode()})"),), function)
+            return Site(node, "not", (("negation", f"({node_bytes(operand).decode()})"),), function)
         if op.type == "-" and not _literal_only(node):
-            return Site(node, "neg", (("arithmetic", f"({operand.text.decode()})"),), function)
+            return Site(node, "neg", (("arithmetic", f"({node_bytes(operand).decode()})"),), function)
         return None
     if kind in LITERALS and not _in_literal_expression(node):
         replacement = _constant(node)
@@ -191,7 +191,7 @@ def _site(node: tree_sitter.Node, function: GoFunction, owner: tree_sitter.Node)
         op = node.child_by_field_name("operator")
         # one line only: the schema writes the statement twice (both operators), which must
         # not add lines
-        if op is not None and op.type in AUG_ASSIGN and _in_block(node) and b"\n" not in node.text:
+        if op is not None and op.type in AUG_ASSIGN and _in_block(node) and b"\n" not in node_bytes(node):
             return Site(node, "aug_assign", (("arithmetic", _swap_operator(node, op, AUG_ASSIGN[op.type])),),
                         function, op=op.type)
         return None
@@ -201,7 +201,7 @@ def _site(node: tree_sitter.Node, function: GoFunction, owner: tree_sitter.Node)
         call = node.named_children[0] if node.named_children else None
         callee = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
         if callee is not None and callee.text != b"panic":
-            return Site(node, "call", (("call_removal", f"if false {{ {node.text.decode()} }}"),), function)
+            return Site(node, "call", (("call_removal", f"if false {{ {node_bytes(node).decode()} }}"),), function)
     return None
 
 
@@ -220,7 +220,7 @@ def _binary(node: tree_sitter.Node, function: GoFunction) -> Site | None:
         if not (sym == "*" and right is not None and right.type == "int_literal" and _int_value(right) == 0):
             mutants.append(("arithmetic", "(" + _swap_operator(node, op, ARITH[sym]) + ")"))
     if sym in LOGICAL:
-        if b"recover()" in node.text:  # the schema's closure would make recover() return nil
+        if b"recover()" in node_bytes(node):  # the schema's closure would make recover() return nil
             return None
         mutants.append(("logical", "(" + _swap_operator(node, op, LOGICAL[sym]) + ")"))
     kind = "logical" if sym in LOGICAL else "binary"
@@ -232,10 +232,10 @@ def _return(node: tree_sitter.Node, function: GoFunction, owner: tree_sitter.Nod
     if values is None or values.type != "expression_list" or len(values.named_children) != 1:
         return None
     zero = _zero_value(owner.child_by_field_name("result"))
-    value = values.named_children[0].text.decode()
+    value = node_bytes(values.named_children[0]).decode()
     if zero is None or value == zero or (zero == "nil" and value == "nil"):
         return None
-    return Site(node, "return", (("return_value", f"if true {{ return {zero} }}; {node.text.decode()}"),),
+    return Site(node, "return", (("return_value", f"if true {{ return {zero} }}; {node_bytes(node).decode()}"),),
                 function, zero=zero)
 
 
@@ -250,7 +250,7 @@ def _zero_value(result: tree_sitter.Node | None) -> str | None:
         result = params[0].child_by_field_name("type")
         if result is None:
             return None
-    text = result.text.decode()
+    text = node_bytes(result).decode()
     if "\n" in text:
         return None
     if text in _ZERO_NUMERIC:
@@ -265,13 +265,13 @@ def _zero_value(result: tree_sitter.Node | None) -> str | None:
 
 
 def _swap_operator(node: tree_sitter.Node, op: tree_sitter.Node, new: str) -> str:
-    data = node.text
+    data = node_bytes(node)
     start, end = op.start_byte - node.start_byte, op.end_byte - node.start_byte
     return (data[:start] + new.encode() + data[end:]).decode("utf-8")
 
 
 def _constant(node: tree_sitter.Node) -> str | None:
-    text = node.text.decode("utf-8")
+    text = node_bytes(node).decode("utf-8")
     if node.type == "int_literal":
         value = _int_value(node)
         return None if value is None else "0" if value == 1 else "1" if value == 0 else str(value + 1)
@@ -288,7 +288,7 @@ def _constant(node: tree_sitter.Node) -> str | None:
 
 
 def _int_value(node: tree_sitter.Node) -> int | None:
-    text = node.text.decode().replace("_", "").lower()
+    text = node_bytes(node).decode().replace("_", "").lower()
     if re.fullmatch(r"0[0-7]+", text):  # legacy octal
         text = "0o" + text[1:]
     try:

@@ -15,6 +15,7 @@ The locations come from the Gherkin reference parser (gherkin-official, as
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 from gherkin.errors import CompositeParserException, ParserException
 from gherkin.parser import Parser
@@ -31,7 +32,9 @@ class ScenarioLocation:
 def scenario_locations(text: str) -> list[ScenarioLocation]:
     """Every scenario of a feature file with its Examples rows (one entry per scenario)."""
     try:
-        document = Parser().parse(TokenScanner(text))
+        # gherkin's TypedDicts type a feature's children as a keyless ``Envelope``: the document is
+        # read as the plain dict it is
+        document = cast(dict[str, Any], Parser().parse(TokenScanner(text)))
     except (ParserException, CompositeParserException) as exc:
         raise ValueError(f"unparsable feature: {str(exc).splitlines()[0]}") from exc
     feature = document.get("feature") or {}

@@ -79,7 +79,7 @@ from pathlib import Path
 import tree_sitter
 
 from bench.frameworks.godog.language import AUG_ASSIGN, Site, file_sites, site_mutants
-from bench.frameworks.godog.syntax import go_parser
+from bench.frameworks.godog.syntax import go_parser, node_bytes
 from bench.frameworks.godog.toolchain import GoToolchain, module_path
 from bench.model import Mutant
 
@@ -381,9 +381,12 @@ def render_file(data: bytes, sites: list[Site], numbers: list[list[int]], import
 
     def _switch(node: tree_sitter.Node, site: Site, nums: list[int]) -> None:
         s = SCHEMA_NAME
+        # BINARY_FIELDS: None unless the site is a binary expression (binary, logical) or an assignment
+        # (aug_assign), where tree-sitter-go's grammar requires both (a missing one is a MISSING node)
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         literal = merged_literal(right) if site.kind == "binary" and site.op not in ("<<", ">>") else None
         if literal is not None:
+            assert left is not None and right is not None  # BINARY_FIELDS
             index, lit_site, lit_nums = literal
             name = _CMP.get(site.op) or _ARITH.get(site.op) or ("Eq" if site.op == "==" else "Ne")
             emit(f"{s}.{name}K({', '.join(map(str, nums))}, {lit_nums[0]}, ".encode())
@@ -391,6 +394,7 @@ def render_file(data: bytes, sites: list[Site], numbers: list[list[int]], import
             emit(b", " + lit_site.mutants[0][1].encode() + b")")
             merged.append(index)
         elif site.kind == "binary" and site.op in _CMP:
+            assert left is not None and right is not None  # BINARY_FIELDS
             boundary, negate = nums
             emit(f"{s}.{_CMP[site.op]}({boundary}, {negate}, ".encode())
             between(node, left, right, b",")
@@ -400,15 +404,18 @@ def render_file(data: bytes, sites: list[Site], numbers: list[list[int]], import
             copy_plain(node)
             emit(f") != {s}.On({nums[0]}))".encode())
         elif site.kind == "binary":
+            assert left is not None and right is not None  # BINARY_FIELDS
             emit(f"{s}.{_ARITH[site.op]}({nums[0]}, ".encode())
             between(node, left, right, b",")
             emit(b")")
         elif site.kind == "logical":
+            assert left is not None and right is not None  # BINARY_FIELDS
             test = "==" if site.op == "&&" else "!="
             emit(b"func() bool { req2testL := ")
             copy(left)
             emit(f"; if req2testL {test} {s}.On({nums[0]}) {{ return req2testL }}; return (".encode())
             op = node.child_by_field_name("operator")
+            assert op is not None  # a logical site's operator was found when it was made (language._binary)
             # the text after the operator may hold a line break: after "(" Go inserts no semicolon
             emit(data[op.end_byte:right.start_byte])
             copy(right)
@@ -419,12 +426,14 @@ def render_file(data: bytes, sites: list[Site], numbers: list[list[int]], import
             emit(f" != {s}.On({nums[0]}))".encode())
         elif site.kind == "neg":
             operand = node.child_by_field_name("operand")
+            assert operand is not None  # a neg site's operand was found when it was made (language._site)
             emit(f"{s}.Neg({nums[0]}, ".encode())
             copy(operand)
             emit(b")")
         elif site.kind == "literal":
-            emit(f"{s}.C({nums[0]}, ".encode() + node.text + b", " + site.mutants[0][1].encode() + b")")
+            emit(f"{s}.C({nums[0]}, ".encode() + node_bytes(node) + b", " + site.mutants[0][1].encode() + b")")
         elif site.kind == "aug_assign":
+            assert left is not None and right is not None  # BINARY_FIELDS
             literal = merged_literal(right.named_children[0]) if len(right.named_children) == 1 else None
             # x += 1: the literal's mutant is a branch of its own (x += 2), so it stays typed as x
             value = None if literal is None else data[right.start_byte:right.end_byte]

@@ -24,11 +24,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import tree_sitter
 from gherkin.errors import CompositeParserException, ParserException
 from gherkin.parser import Parser
-from gherkin.pickles.compiler import Compiler
+from gherkin.pickles.compiler import Compiler, GherkinDocumentWithURI
 from gherkin.token_scanner import TokenScanner
 
 from bench.frameworks.godog.syntax import go_parser
@@ -236,9 +237,10 @@ def feature_pickles(root: Path, feature: str) -> list[Pickle]:
     """A feature's pickles in document order, as the Gherkin reference compiler makes them."""
     text = (root / feature).read_text(encoding="utf-8")
     try:
-        document = Parser().parse(TokenScanner(text))
+        parsed = Parser().parse(TokenScanner(text))
     except (ParserException, CompositeParserException):
         return []
+    document = cast(GherkinDocumentWithURI, parsed)  # the compiler's input: the parsed document, "uri" set here
     document["uri"] = feature
     lines: dict[str, int] = {}
     stack: list[object] = [document]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import tree_sitter
 
@@ -15,6 +16,12 @@ def go_parser() -> tree_sitter.Parser:
     import tree_sitter_go
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_go.language()))
+
+
+def node_bytes(node: tree_sitter.Node) -> bytes:
+    """``node.text``, typed ``bytes | None`` by tree-sitter: None only for a tree parsed from a read
+    callback, and every Go tree here is parsed from the file's bytes (``go_parser().parse(data)``)."""
+    return cast(bytes, node.text)  # see the docstring: never None for a tree parsed from bytes
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,7 @@ def receiver_type(receiver: tree_sitter.Node) -> str:
         while node is not None and node.type in ("pointer_type", "parenthesized_type", "generic_type"):
             node = node.child_by_field_name("type") if node.type == "generic_type" else node.named_children[0]
         if node is not None:
-            return node.text.decode()
+            return node_bytes(node).decode()
     return ""
 
 
@@ -45,7 +52,7 @@ def functions(root: tree_sitter.Node) -> Iterator[GoFunction]:
         name = node.child_by_field_name("name")
         if name is None:
             continue
-        qualname = name.text.decode()
+        qualname = node_bytes(name).decode()
         receiver = node.child_by_field_name("receiver")
         if node.type == "method_declaration" and receiver is not None:
             qualname = f"{receiver_type(receiver)}.{qualname}"

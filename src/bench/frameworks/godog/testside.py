@@ -270,7 +270,7 @@ def _scan(rel: str, data: bytes, consts: Mapping[str, str]) -> _File:
             name = _text(node.child_by_field_name("name"))
             receiver = node.child_by_field_name("receiver")
             is_method = node.type == "method_declaration" and receiver is not None
-            qualname = f"{receiver_type(receiver)}.{name}" if is_method else name
+            qualname = f"{receiver_type(receiver)}.{name}" if is_method and receiver is not None else name
             sites = _scan_sites(rel, node, qualname, consts)
             refs, fields = _names(node, [(s.start_byte, s.end_byte) for s in sites])
             decl = GoDecl(rel, qualname, "method" if is_method else "func", node.start_point[0] + 1,

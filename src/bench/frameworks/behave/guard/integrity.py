@@ -23,7 +23,8 @@ and python-docx 1.2.0's own step definitions, which change nothing else.
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 # behave classes whose methods run scenarios, steps, hooks, matching and capture
 _BEHAVE_CLASSES: dict[str, tuple[str, ...]] = {
@@ -79,7 +80,7 @@ _ALLOWED_NAMES = frozenset({"__slotnames__", "__warningregistry__"})
 class Snapshot:
     """Attribute values by container label; strong references keep the ids unique."""
 
-    __slots__ = ("containers", "modules", "module_dict")
+    __slots__ = ("containers", "module_dict", "modules")
 
     def __init__(self) -> None:
         # label -> (object, {name: value}, whole): ``whole`` containers report added names too

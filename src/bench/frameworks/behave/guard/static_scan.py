@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from bench.frameworks.behave.guard.findings import TamperFinding
 
@@ -155,7 +155,7 @@ _BEHAVE_PUBLIC: dict[str, frozenset[str] | None] = {
         "given", "when", "then", "step", "Given", "When", "Then", "Step", "use_default_step_matcher",
         "use_step_matcher", "register_type", "fixture", "use_fixture", "step_matcher", "__version__",
         # submodules reached as attributes: their own rules apply to what follows
-        "api", "matchers", "fixture", "model", "model_core", "model_type", "runner", "tag_matcher",
+        "api", "matchers", "model", "model_core", "model_type", "runner", "tag_matcher",
         "tag_expression", "textutil", "log_capture", "step_registry",
     }),
     "behave.api": None,  # pending_step, async_step, step_matchers, runtime_constraint, ...
@@ -287,7 +287,7 @@ def _behave_allowed(dotted: str, *, store: bool) -> bool:
 
 class _Scanner(ast.NodeVisitor):
     def __init__(self, path: str, source: str, *, at_line: int | None = None, depth: int = 0,
-                 parent: "_Scanner | None" = None) -> None:
+                 parent: _Scanner | None = None) -> None:
         self.path = path
         self.source = source
         self.at_line = at_line  # code scanned out of a string literal reports the literal's line
@@ -304,7 +304,7 @@ class _Scanner(ast.NodeVisitor):
         self.visit(tree)
 
     def flag(self, kind: str, node: ast.AST) -> None:
-        line = self.at_line or getattr(node, "lineno", 0)
+        line = self.at_line if self.at_line else getattr(node, "lineno", 0)
         if (line, kind) in self.findings:
             return
         evidence = ""
@@ -361,7 +361,7 @@ class _Scanner(ast.NodeVisitor):
         dotted = self.resolve(func)
         return dotted is not None and _under(dotted, "behave") and dotted.rsplit(".", 1)[-1] in _STEP_DECORATORS
 
-    def resolve(self, node: ast.AST) -> str | None:
+    def resolve(self, node: ast.AST | None) -> str | None:
         """The dotted name an expression denotes through the file's imports, if any."""
         if isinstance(node, ast.Name):
             if node.id in self.aliases:
@@ -438,9 +438,9 @@ class _Scanner(ast.NodeVisitor):
         if store:
             if "userdata" not in chain[2:]:  # context.config.userdata is the test's own settings
                 self.flag("runner_internals", node)  # context.scenario = ..., context.scenario.status = ...
-        elif method is not None and len(chain) >= 2:
-            if method in _RUNNER_METHODS or (method in _MUTATORS and "userdata" not in chain):
-                self.flag("runner_internals", node)
+        elif method is not None and len(chain) >= 2 and (
+                method in _RUNNER_METHODS or (method in _MUTATORS and "userdata" not in chain)):
+            self.flag("runner_internals", node)
 
     def is_sensitive_target(self, node: ast.AST) -> bool:
         dotted = self.resolve(node)
@@ -511,9 +511,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.resolve(node.value)
         if value is not None and any(_under(value, f"{m}.Status") for m in
-                                     ("behave.model", "behave.model_core", "behave.model_type")):
-            if any(isinstance(t, ast.Attribute) for t in node.targets):
-                self.flag("runner_internals", node)  # something.status = Status.passed
+                                     ("behave.model", "behave.model_core", "behave.model_type")) \
+                and any(isinstance(t, ast.Attribute) for t in node.targets):
+            self.flag("runner_internals", node)  # something.status = Status.passed
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -553,14 +553,14 @@ class _Scanner(ast.NodeVisitor):
                 self.flag("runner_internals", node)
         self.generic_visit(node)
 
-    def _is_status(self, node: ast.AST) -> bool:
+    def _is_status(self, node: ast.AST | None) -> bool:
         dotted = self.resolve(node)
         return dotted is not None and any(_under(dotted, f"{m}.Status") for m in
                                           ("behave.model", "behave.model_core", "behave.model_type"))
 
     def _builtin_call(self, func: str, node: ast.Call) -> None:
         args = node.args
-        name = func[len("builtins."):] if func.startswith("builtins.") else func
+        name = func.removeprefix("builtins.")
         if func in ("builtins.object.__setattr__", "builtins.type.__setattr__", "builtins.object.__delattr__",
                     "builtins.type.__delattr__"):
             name = "setattr"

@@ -69,7 +69,8 @@ import os
 import sys
 import sysconfig
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from bench import PACKAGE_DIR
 from bench.frameworks.behave.guard.events import CODE_ATTRS as _CODE_ATTRS
@@ -162,19 +163,21 @@ def _code_of(fn: Any) -> Any:
     return getattr(fn, "__code__", None)
 
 
-def _writer_template(data):  # noqa: ANN001, ANN202 - rebuilt per run with the secret as a constant
-    caller = _GETFRAME(1)
-    if caller.f_code is not _EMIT_CODE:
+# rebuilt per run with the secret as a constant; its globals (_GETFRAME, _EMIT_CODE, _WRITE,
+# _FD) are the ones ``activate`` gives the function it makes from this code
+def _writer_template(data):
+    caller = _GETFRAME(1)  # noqa: F821 - a global given at run time
+    if caller.f_code is not _EMIT_CODE:  # noqa: F821 - a global given at run time
         raise PermissionError("req2test: the run's channel is the screen's own")
     view = memoryview(b"SECRET-PLACEHOLDER " + data + b"\n")
     while view:
-        view = view[_WRITE(_FD, view):]
+        view = view[_WRITE(_FD, view):]  # noqa: F821 - globals given at run time
 
 
 def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace_root: str,
-            writable_dirs: list[str], readers: list[Any] = (), tracers: list[Any] = (), swappers: list[Any] = (),
-            executors: list[Any] = (), claimers: list[Any] = (), anchor: Any = None,
-            line_readers: list[Any] = (), gates: dict[str, Any] | None = None,
+            writable_dirs: list[str], readers: Sequence[Any] = (), tracers: Sequence[Any] = (),
+            swappers: Sequence[Any] = (), executors: Sequence[Any] = (), claimers: Sequence[Any] = (),
+            anchor: Any = None, line_readers: Sequence[Any] = (), gates: dict[str, Any] | None = None,
             untrusted_production: bool = False) -> Prepared:
     """Build the deny-by-default hook (once a process; activated per run child).
 
@@ -201,8 +204,8 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
     str_type, bytes_type, int_type, tuple_type, list_type, dict_type = str, bytes, int, tuple, list, dict
     type_, len_, id_, isinstance_, bool_ = type, len, id, isinstance, bool
     code_type = type(_code_of(prepare))
-    function_type = type(prepare)
-    method_type = type(Screen().__init__)
+    function_type: Any = type(prepare)  # types.FunctionType (mypy types it as prepare's own signature)
+    method_type = type(Screen().__init__)  # type: ignore[misc]  # only the bound-method type is taken
     int_repr = int.__repr__
     from _json import encode_basestring_ascii as json_str
     main_ident = get_ident()
@@ -453,7 +456,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     def where(frame: Any) -> str:
         """`` (by f <- g <- h)``: the performer and the two frames below it, for the evidence."""
-        names = []
+        names: list[str] = []
         f = frame
         while f is not None and len_(names) < 3:
             code = f.f_code
@@ -477,7 +480,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         findings.append(finding)
         try:
             emit(dump({"k": "finding", **finding}))
-        except BaseException:  # noqa: BLE001 - a broken channel must not unblock the operation
+        except BaseException:  # noqa: BLE001, S110 - a broken channel must not unblock the operation
             pass
         if refuse:
             raise permission_error(f"req2test: {kind} is not allowed in a test")
@@ -493,7 +496,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if type_(value) is bytes_type:
             return value.decode("utf-8", "surrogateescape")
         if isinstance_(value, str_type):
-            return "".join((value,))
+            return "".join((value,))  # noqa: FLY002 - an f-string would call a str subclass's __format__
         if isinstance_(value, bytes_type):
             return b"".join((value,)).decode("utf-8", "surrogateescape")
         return None
@@ -545,7 +548,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if path is None:
             report("filesystem", culprit(frame), "open of a path object", performer=frame)
             return
-        mode = args[1] if len_(args) > 1 else None
+        mode: Any = args[1] if len_(args) > 1 else None
         flags = args[2] if len_(args) > 2 else 0
         if type_(mode) is str_type:
             writing = "w" in mode or "a" in mode or "x" in mode or "+" in mode
@@ -600,7 +603,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         if path.endswith("/mem") or "/mem/" in path:
             report("ptrace", culprit(frame), f"open {path}", performer=frame)
             return
-        _, requester, rcls, importing, _, _ = walk(frame)
+        _, _requester, rcls, importing, _, _ = walk(frame)
         if importing or rcls in (_LIB, _PRODUCTION, _COVERAGE, _BEHAVE, _TRUSTED):
             return
         report("process", culprit(frame), f"read of {path}", performer=frame)
@@ -639,7 +642,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             return classify(filename)
 
     def on_exec(args: tuple[Any, ...], frame: Any) -> None:
-        code_obj = args[0] if args else None
+        code_obj: Any = args[0] if args else None
         if type_(code_obj) is not code_type:
             return
         filename = code_obj.co_filename
@@ -695,7 +698,9 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             if spec_name is None or spec_name in _GATED_MODULES:
                 report("signals" if spec_name == "_signal" else "introspection", culprit(frame),
                        f"a fresh copy of the builtin module {spec_name}")
-            box.append(originals[name](module_spec(spec_name, builtin_importer, origin="built-in")))
+            # report() refused a None spec_name above, and the sys module always has a __spec__
+            box.append(originals[name](module_spec(spec_name, builtin_importer,  # type: ignore[misc, arg-type]
+                                                   origin="built-in")))
             return
         if name == "signal":
             handler = gargs[1] if len_(gargs) > 1 else None
@@ -721,7 +726,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
         return get_ident() != main_ident
 
     def on_claim(args: tuple[Any, ...], frame: Any) -> None:
-        data = args[0] if args else None
+        data: Any = args[0] if args else None
         if type_(data) is not bytes_type or id_(frame.f_code) not in claimer_ids or get_ident() != main_ident \
                 or not only_evaluator_to_anchor(frame):
             report("runner_internals", culprit(frame), "a claim from outside the runner", performer=frame)
@@ -733,7 +738,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             # a new thread installs threading's trace/profile function before any frame of its own
             if threading is None:
                 return
-            fn = vars(threading).get("_trace_hook" if event == "sys.settrace" else "_profile_hook")
+            fn: Any = vars(threading).get("_trace_hook" if event == "sys.settrace" else "_profile_hook")
             if type_(fn) is method_type:
                 fn = fn.__func__
             if fn is None:
@@ -759,7 +764,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             report("introspection", culprit(frame), f"a fresh copy of {name}", performer=frame)
         if top not in ("bench", "harness", "req2test", "coverage", "ctypes", "_ctypes", "cffi", "_cffi_backend"):
             return
-        _, requester, rcls, _, _, _ = walk(frame)
+        _, _requester, rcls, _, _, _ = walk(frame)
         if top in ("ctypes", "_ctypes", "cffi", "_cffi_backend"):
             if rcls in (_PRODUCTION, _LIB, _COVERAGE) or (rcls == -1 and walk_import(frame)):
                 return
@@ -769,7 +774,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
 
     def on_lib_only(kind: str, event: str, frame: Any) -> None:
         """Allowed for production and library code (and in imports), never for the test's."""
-        _, requester, rcls, importing, _, _ = walk(frame)
+        _, _requester, rcls, importing, _, _ = walk(frame)
         cls = class_of(frame.f_code)
         if importing or (cls not in (_STDLIB, _FROZEN) and cls in (_LIB, _PRODUCTION, _COVERAGE)) \
                 or (cls in (_STDLIB, _FROZEN) and rcls in (_LIB, _PRODUCTION, _COVERAGE)):
@@ -811,7 +816,7 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             command = clean_str(args[0]) if args else None
             argv = ["sh", "-c", command] if command is not None else []
         else:
-            raw = args[2] if event == "os.spawn" and len_(args) > 2 else (args[1] if len_(args) > 1 else None)
+            raw: Any = args[2] if event == "os.spawn" and len_(args) > 2 else (args[1] if len_(args) > 1 else None)
             text = clean_str(raw)
             if text is not None:
                 argv = [text]
@@ -903,9 +908,8 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
                     return
             except IndexError:
                 return
-        elif event == "open":
-            if not args or type_(args[0]) is int_type or type_(args[0]) is bool_:  # a descriptor
-                return
+        elif event == "open" and (not args or type_(args[0]) is int_type or type_(args[0]) is bool_):
+            return  # a descriptor
         try:
             busy = state.busy
         except AttributeError:  # a thread that has not been here before
@@ -945,11 +949,11 @@ def prepare(*, prediction_files: set[str], production_dirs: list[str], workspace
             state.busy = 0
 
     for module in list(sys.modules.values()):  # warm the class cache: forked children inherit it
-        path = getattr(module, "__file__", None)
+        path: Any = getattr(module, "__file__", None)
         if type_(path) is str_type and path not in classes:
             try:
                 classify(path)
-            except Exception:  # noqa: BLE001 - an odd __file__ is classified on demand
+            except Exception:  # noqa: BLE001, S110 - an odd __file__ is classified on demand
                 pass
     for code in keep:
         class_of(code)
@@ -989,7 +993,7 @@ def make_gates() -> dict[str, Any]:
 
     audit = sys.audit
 
-    def start_new_thread(function, args, kwargs=None):  # noqa: ANN001, ANN202
+    def start_new_thread(function, args, kwargs=None):
         box: list[Any] = []
         audit("req2test.gate", "start_new_thread", (function, args) if kwargs is None else (function, args, kwargs),
               {}, box)
@@ -997,17 +1001,19 @@ def make_gates() -> dict[str, Any]:
             raise RuntimeError("req2test: threads are only started through the run's screen")
         return box[0]
 
-    def signal(signalnum, handler):  # noqa: ANN001, ANN202
+    def signal(signalnum, handler):
         box: list[Any] = []
         audit("req2test.gate", "signal", (signalnum, handler), {}, box)
         if not box:
             raise RuntimeError("req2test: signal handlers are only installed through the run's screen")
         return box[0]
 
-    def create_builtin(spec):  # noqa: ANN001, ANN202
+    def create_builtin(spec):
         name = spec.name  # read here, outside the hook: a property of the test's runs as the test
         box: list[Any] = []
-        audit("req2test.gate", "create_builtin", ("".join((name,)) if isinstance(name, str) else None,), {}, box)
+        # a plain str copy: an f-string would call a str subclass's __format__
+        audit("req2test.gate", "create_builtin", ("".join((name,)) if isinstance(name, str) else None,),  # noqa: FLY002
+              {}, box)
         if not box:
             raise ImportError("req2test: builtin modules are only created through the run's screen")
         return box[0]
