@@ -128,3 +128,13 @@ def test_a_mutant_unstable_in_one_scenario_is_no_kill_in_any() -> None:
     assert updated["b"].kills == ["m1"] and updated["b"].excluded_mutants == {"racy": RACY}
     assert updated["b"].assertion_dependent == ["m1"]  # the racy kill is in no subset either
     assert updated["c"].kills == ["m2"] and updated["c"].excluded_mutants == {}
+
+
+def test_a_judge_runs_a_kill_its_trace_did_not_reach_on_every_row() -> None:
+    from bench.builder.schemata_stage import rows_to_run
+    from bench.model import Mutant
+
+    mutant = Mutant.model_construct(id="m", file="a.go", line=9, lines=[9])
+    coverage = {3: {"a.go": {1, 2}}, 7: {"a.go": {9}}, 11: {"b.go": {9}}}
+    assert rows_to_run(coverage, mutant) == [7]  # the row whose trace reached it
+    assert rows_to_run({3: {"a.go": {1}}, 7: {}}, mutant) is None  # none did: every row, not a survivor

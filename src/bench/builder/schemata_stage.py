@@ -55,6 +55,16 @@ def rows_covering(coverage: RowCoverage, mutant: Mutant) -> list[int]:
     return [line for line, lines in coverage.items() if lines is None or wanted & lines.get(mutant.file, set())]
 
 
+def rows_to_run(coverage: RowCoverage, mutant: Mutant) -> list[int] | None:
+    """The rows a judge runs ``mutant`` in: those whose traced run reached its lines, or every row
+    (None) when none did. One traced run is no proof of what another run reaches: code a goroutine
+    or another thread runs is covered in one run and not the next (coddy-agent's TUI autocomplete
+    covered ``autocomplete.go:66`` in the builder's trace and not in the judge's, and the oracle
+    lost two kills it makes 20 times in 20 to a skip). A prediction that hides its coverage
+    neither gains nor loses a run by it."""
+    return rows_covering(coverage, mutant) or None
+
+
 def row_timeout(record: GoldTest, cap: float) -> float:
     return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
 
@@ -382,6 +392,7 @@ __all__ = [
     "judge_instances",
     "row_timeout",
     "rows_covering",
+    "rows_to_run",
     "stage_summary",
     "stripped_targets",
 ]

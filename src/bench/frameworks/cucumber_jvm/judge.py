@@ -54,8 +54,8 @@ setup/teardown companions cover) give
 ``coverage_jaccard``, and the production calls of the prediction's bound step methods (the JSON
 formatter's ``match`` → ``TestSideJava.site_for_method`` → the closure's spans → ``CallReader``
 → ``scenario_calls``) the API-call F1, measured as the builder measured the ground truth. Its
-per-row coverage decides which rows a mutant runs in (``rows_covering``: a prediction that hides
-its coverage only spares itself runs that could kill) and which mutants are decoys.
+per-row coverage decides which rows a mutant runs in (``rows_to_run``: every row when the trace
+reached none) and which mutants are decoys.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, rows_covering
+from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, rows_to_run
 from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.cucumber_jvm import runner
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
@@ -496,8 +496,8 @@ class _Verdict:
             return Judgement(Outcome.passed, fresh_runs=self.jvms, trace=trace, confirmation=confirmation)
         mutants = judge.mutants
 
-        def rows(mutant_id: str) -> list[int]:
-            return rows_covering(coverage, mutants[mutant_id])
+        def rows(mutant_id: str) -> list[int] | None:
+            return rows_to_run(coverage, mutants[mutant_id])
 
         kills = [m for m in gold.kills if m in session.numbers and m in mutants]
         plan: list[str] = judge.shuffled(kills)
@@ -519,11 +519,7 @@ class _Verdict:
                 if verdict is not RunVerdict.survived:
                     failed.append((item, ran))
                 continue
-            reach = rows(item)
-            if not reach:  # no row of the prediction reached it: it cannot detect it
-                verdicts[item] = RunVerdict.survived
-                continue
-            verdict, _ = self.rows(suite, session.numbers[item], rows=reach)
+            verdict, _ = self.rows(suite, session.numbers[item], rows=rows(item))
             verdicts[item] = verdict
             if verdict is RunVerdict.infra_no_step:
                 stepless.append(item)

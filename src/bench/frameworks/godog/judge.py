@@ -45,13 +45,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.builder.schemata_stage import rows_to_run
 from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations
 from bench.frameworks.godog.definitions import StepDefinition, bind
 from bench.frameworks.godog.failure import clean_run_failure
 from bench.frameworks.godog.interfaces import scenario_calls
 from bench.frameworks.godog.layout import pattern_matches, suite_sites
-from bench.frameworks.godog.mutation import RowCoverage, TestProgram, rows_covering
+from bench.frameworks.godog.mutation import RowCoverage, TestProgram
 from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loading, run_scenario
 from bench.frameworks.godog.sandbox import sandboxed
 from bench.frameworks.godog.schemata import SCHEMA_DIR, SchemataError, compile_schemata
@@ -300,10 +301,8 @@ class GodogJudge(Judge):
             return traced
         trace, coverage = traced
 
-        def rows(mutant_id: str) -> list[int]:
-            """The rows whose traced run reached the mutant (``mutation.rows_covering``): a
-            prediction that hides its coverage only spares itself runs that could kill."""
-            return rows_covering(coverage, self.mutants[mutant_id])
+        def rows(mutant_id: str) -> list[int] | None:
+            return rows_to_run(coverage, self.mutants[mutant_id])
 
         confirmation: dict[str, Any] = {"clean_runs": 1, "traced_runs": 1, "sandbox": "bwrap-no-proc"
                                         if wrap is not None else "none", "schemata": len(self.numbers)}
@@ -327,11 +326,7 @@ class GodogJudge(Judge):
                 if verdict is not RunVerdict.survived:
                     failed_nulls.append((item, ran))
                 continue
-            reach = rows(item)
-            if not reach:  # no row of the prediction reached it: it cannot detect it
-                verdicts[item] = RunVerdict.survived
-                continue
-            verdict, _ = run(self.numbers[item], rows=reach)
+            verdict, _ = run(self.numbers[item], rows=rows(item))
             verdicts[item] = verdict
             if verdict is RunVerdict.infra_no_step:
                 stepless.append(item)
