@@ -54,7 +54,7 @@ from bench.frameworks.godog.interfaces import scenario_calls
 from bench.frameworks.godog.layout import pattern_matches, suite_sites
 from bench.frameworks.godog.mutation import RowCoverage, TestProgram
 from bench.frameworks.godog.runner import GodogRun, list_definitions, run_loading, run_scenario
-from bench.frameworks.godog.sandbox import sandboxed
+from bench.frameworks.godog.sandbox import run_tree, sandboxed
 from bench.frameworks.godog.schemata import SCHEMA_DIR, SchemataError, compile_schemata
 from bench.frameworks.godog.screen import screen
 from bench.frameworks.godog.suites import GoSuite
@@ -198,13 +198,7 @@ class GodogJudge(Judge):
         top = max(used, default=0)
         self.null_numbers = [n for n in range(1, top + 1000) if n not in used]
         # the run tree: everything of the snapshot but Go source (fixtures, features)
-        self.data = self.tmp / "data"
-        link_tree(self.snapshot, self.data, None)
-        for path in list(self.data.rglob("*")):
-            rel = path.relative_to(self.data)
-            if path.is_file() and "testdata" not in rel.parts[:-1] and (
-                    path.suffix in (".go", ".s", ".c", ".h") or path.name in ("go.mod", "go.sum")):
-                path.unlink()
+        self.data = run_tree(self.snapshot, self.tmp / "data")
 
     def load_lines(self, suite: GoSuite, feature: str, line: int) -> dict[str, set[int]]:
         """What loading ``suite`` covers, from the snapshot as built (a trusted run: no

@@ -5,8 +5,11 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
 
 1. **ground truth**: the suite's own test binary, built from the schemata tree; its clean run
    (number 0) must pass, or the instance scores nothing. A mutant is killed when a row's run
-   has a failing step, and again each time that run is repeated in the judge's sandbox,
-   ``CONFIRMATION_ROUNDS`` times (``confirmed_kills``, ``sandbox.sandboxed``). A test that fails now and then, such as
+   has a failing step, and again each time that run is repeated as the judge runs it,
+   ``CONFIRMATION_ROUNDS`` times: in its sandbox, in a tree without Go source
+   (``confirmed_kills``, ``sandbox.sandboxed``, ``sandbox.run_tree``). coddy-agent's
+   autocomplete lists the files of its directory, and a mutant that completes every word killed
+   beside the source and not in the judge's tree. A test that fails now and then, such as
    coddy-agent's TUI scenarios on a loaded machine, would otherwise record false kills; and a
    kill that needs what a verdict run lacks (``/proc``: coddy-agent's background-task reaper)
    is one no prediction can make, so its oracle could never be kill-complete. A kill that is not
@@ -57,7 +60,7 @@ from bench.builder.schemata_stage import fresh_check as shared_fresh_check
 from bench.frameworks.godog.framework import run_verdict
 from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
-from bench.frameworks.godog.sandbox import sandboxed
+from bench.frameworks.godog.sandbox import run_tree, sandboxed
 from bench.frameworks.godog.schemata import SchemataError, compile_schemata
 from bench.frameworks.godog.suites import GoSuite, SuitePlan
 from bench.frameworks.godog.testside import calibration_files
@@ -70,9 +73,9 @@ from bench.model import GoldTest, Instance, Mutant
 from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
 
-CONFIRMATION_ROUNDS = 3  # a kill counts once it repeats in 3 more runs in the judge's sandbox (4 in a row)
+CONFIRMATION_ROUNDS = 3  # a kill counts once it repeats in 3 more runs as the judge runs it (4 in a row)
 # in the checkpoint's key: instances judged under another rule are judged again
-KILL_RULE = f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox"
+KILL_RULE = f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox and run tree"
 
 
 @dataclass
@@ -216,8 +219,11 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
 
         def verdicts(prog: TestProgram, mutant_ids: list[str], sandbox: bool = False) -> dict[str, RunVerdict]:
             """Each mutant's verdict under ``prog``, the runs spread over the free slots; with
-            ``sandbox``, in the judge's bubblewrap sandbox."""
-            wrap = sandboxed(prog.tree, prog.binary) if sandbox else None
+            ``sandbox``, as the judge runs it: in its bubblewrap sandbox, in a tree without source."""
+            wrap = None
+            if sandbox:
+                prog = replace(prog, tree=verdict_tree)
+                wrap = sandboxed(verdict_tree, prog.binary)
             found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, wrap=wrap,
                                                   rows=rows(m))[0], mutant_ids)
             result.runs += len(mutant_ids)
@@ -260,6 +266,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
     confirm_in_sandbox = bwrap_path() is not None  # without bubblewrap the judge runs plain processes too
+    verdict_tree = run_tree(work, tmp / "verdict-tree")  # what a judge's run sees: the project, no source
     with RankedRuns(workers) as ranked:  # the processes: ``workers`` at a time, the first-ranked instance's first
         results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress,
                                   checkpoint, ranked)

@@ -14,7 +14,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.frameworks.trees import link_tree
 from bench.isolation import NOBODY, SYSTEM_DIRS, IsolationError, bwrap_etc_args, bwrap_path
+
+SOURCE_SUFFIXES = (".go", ".s", ".c", ".h")
+MODULE_FILES = ("go.mod", "go.sum")
+
+
+def run_tree(source: Path, target: Path) -> Path:
+    """The tree a verdict run sees: ``source`` linked, less its Go source and module files outside
+    ``testdata`` (fixtures and features stay). The judge runs every verdict here, and the builder
+    confirms its kills here too: a kill that needs the source on disk (coddy-agent's autocomplete
+    lists the files of its directory, so a mutant that completes every word kills only beside
+    ``.go`` files) is one no prediction can make."""
+    link_tree(source, target, None)
+    for path in list(target.rglob("*")):
+        rel = path.relative_to(target)
+        if path.is_file() and "testdata" not in rel.parts[:-1] and (
+                path.suffix in SOURCE_SUFFIXES or path.name in MODULE_FILES):
+            path.unlink()
+    return target
 
 
 def sandboxed(tree: Path, binary: Path) -> Callable[[list[str], Path, Path], list[str]]:
@@ -40,4 +59,4 @@ def sandboxed(tree: Path, binary: Path) -> Callable[[list[str], Path, Path], lis
     return wrap
 
 
-__all__ = ["sandboxed"]
+__all__ = ["run_tree", "sandboxed"]
