@@ -217,13 +217,14 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         def rows(mutant_id: str) -> list[int]:
             return rows_covering(coverage, by_id[mutant_id])
 
-        def verdicts(prog: TestProgram, mutant_ids: list[str], sandbox: bool = False) -> dict[str, RunVerdict]:
+        def verdicts(prog: TestProgram, mutant_ids: list[str], as_judge: bool = False) -> dict[str, RunVerdict]:
             """Each mutant's verdict under ``prog``, the runs spread over the free slots; with
-            ``sandbox``, as the judge runs it: in its bubblewrap sandbox, in a tree without source."""
+            ``as_judge``, as the judge runs it: in its tree without source, in its bubblewrap
+            sandbox when the machine has one (without it the judge runs plain processes too)."""
             wrap = None
-            if sandbox:
+            if as_judge:
                 prog = replace(prog, tree=verdict_tree)
-                wrap = sandboxed(verdict_tree, prog.binary)
+                wrap = sandboxed(verdict_tree, prog.binary) if judge_sandbox else None
             found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, wrap=wrap,
                                                   rows=rows(m))[0], mutant_ids)
             result.runs += len(mutant_ids)
@@ -233,7 +234,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         # the confirming runs are the judge's: in its sandbox (no /proc, uid nobody, no network), so a kill
         # that needs what a verdict run does not have is no kill a prediction could make
         result.verdicts.update(confirmed_kills(result.verdicts,
-                                               lambda ids: verdicts(ground_truth, ids, sandbox=confirm_in_sandbox),
+                                               lambda ids: verdicts(ground_truth, ids, as_judge=True),
                                                CONFIRMATION_ROUNDS))
         kills = {m for m, v in result.verdicts.items() if v == RunVerdict.killed}
         if kills:
@@ -265,7 +266,7 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
 
     progress.stage(f"mutant runs ({len(mutants)} mutants in one schemata build, one process per row and mutant)",
                    len(instances))
-    confirm_in_sandbox = bwrap_path() is not None  # without bubblewrap the judge runs plain processes too
+    judge_sandbox = bwrap_path() is not None
     verdict_tree = run_tree(work, tmp / "verdict-tree")  # what a judge's run sees: the project, no source
     with RankedRuns(workers) as ranked:  # the processes: ``workers`` at a time, the first-ranked instance's first
         results = judge_instances(judge_instance, instances, gold, pools, row_coverage, workers, progress,
