@@ -88,7 +88,11 @@ def typer_factory(function: Callable[[], typer.Typer]) -> Callable[[], typer.Typ
 
 
 class _Placeholder(click.Command):
-    """What ``--help`` lists for a command that has not been imported: its name and summary."""
+    """What ``--help`` lists for a command that has not been imported: its name and summary.
+
+    Of click itself, not typer's copy: typer 0.29's ``Command`` is abstract (``main``,
+    ``format_options`` and completion left to its subclasses), and a placeholder is never run:
+    ``real`` replaces it with typer's command before anything but its name and help is read."""
 
 
 class LazyGroup(TyperGroup):
