@@ -15,12 +15,14 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
    is one no prediction can make, so its oracle could never be kill-complete. A kill that is not
    repeated, a timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
 2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
-   ``empty``) against the kills: what it detects too, the suite's infrastructure detects
+   ``empty``) against the kills, run as the judge runs it (sandbox, run tree): what it detects too, the suite's infrastructure detects
    without the test (package init, hooks, a handler shared with infrastructure) — recorded as
    ``infrastructure_kills``, out of the kills.
 3. **then-stripped test** (the handlers only Then steps use, emptied) against the remaining
-   kills: the kills it no longer makes are ``assertion_dependent``. A stripped test that does
-   not pass its own clean run makes every kill assertion-dependent.
+   kills, as the judge runs it too: the kills it no longer makes are ``assertion_dependent``.
+   A stripped test that does not pass its own clean run makes every kill assertion-dependent.
+   The calibration arms are judged where these ran: an empty test that killed only in the
+   judge's tree would score kills its ground truth had not excluded.
 
 Steps 2 and 3 each compile a test binary (only the test package recompiles: the schemata
 production packages are in the build cache) — one per distinct file set.
@@ -75,7 +77,11 @@ from bench.progress import Laps, Progress
 
 CONFIRMATION_ROUNDS = 3  # a kill counts once it repeats in 3 more runs as the judge runs it (4 in a row)
 # in the checkpoint's key: instances judged under another rule are judged again
-KILL_RULE = f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox and run tree"
+KILL_RULE = (f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox and run tree; "
+             "the empty and then-stripped tests run there too")
+
+
+Wrap = Callable[[list[str], Path, Path], list[str]]  # a run's command line, wrapped (``sandbox.sandboxed``)
 
 
 @dataclass
@@ -90,7 +96,7 @@ class TestProgram:
     plan: SuitePlan | None = None  # a testing.T suite's (``suites``)
 
     def run(self, inst: Instance, number: int, timeout: float,
-            wrap: Callable[[list[str], Path, Path], list[str]] | None = None,
+            wrap: Wrap | None = None,
             rows: list[int] | None = None) -> tuple[RunVerdict, list[GodogRun]]:
         """Every row of ``inst`` (or just ``rows``) with mutant ``number`` (0: none), stopping at
         the first row that does not pass; the verdict of that row (or survived)."""
@@ -214,17 +220,28 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
             return result
         coverage = row_coverage.get(inst.id) or {line: None for line in inst.requirement.run_lines}
 
+        def judged(prog: TestProgram) -> tuple[TestProgram, Wrap | None]:
+            """``prog`` as the judge runs it: in its tree without source, in its bubblewrap sandbox
+            when the machine has one (without it the judge runs plain processes too)."""
+            return (replace(prog, tree=verdict_tree),
+                    sandboxed(verdict_tree, prog.binary) if judge_sandbox else None)
+
+        def passes(prog: TestProgram) -> bool:
+            """Whether ``prog``'s clean run (no mutant) passes as the judge runs it."""
+            as_judge, wrap = judged(prog)
+            verdict, _ = as_judge.run(inst, 0, timeout_of_row, wrap=wrap)
+            result.runs += 1
+            return verdict is RunVerdict.survived
+
         def rows(mutant_id: str) -> list[int]:
             return rows_covering(coverage, by_id[mutant_id])
 
         def verdicts(prog: TestProgram, mutant_ids: list[str], as_judge: bool = False) -> dict[str, RunVerdict]:
             """Each mutant's verdict under ``prog``, the runs spread over the free slots; with
-            ``as_judge``, as the judge runs it: in its tree without source, in its bubblewrap
-            sandbox when the machine has one (without it the judge runs plain processes too)."""
+            ``as_judge``, as the judge runs it (``judged``)."""
             wrap = None
             if as_judge:
-                prog = replace(prog, tree=verdict_tree)
-                wrap = sandboxed(verdict_tree, prog.binary) if judge_sandbox else None
+                prog, wrap = judged(prog)
             found = ranked.map(lambda m: prog.run(inst, schemata.numbers[m], timeout_of_row, wrap=wrap,
                                                   rows=rows(m))[0], mutant_ids)
             result.runs += len(mutant_ids)
@@ -245,9 +262,9 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
                 result.build_failures.append(f"empty test of {inst.id}: {empty}")
                 result.empty_not_passing = True
             else:
-                result.empty_not_passing = not _passes(empty, inst, timeout_of_row, result)
+                result.empty_not_passing = not passes(empty)
                 if not result.empty_not_passing:
-                    result.infrastructure = {m for m, v in verdicts(empty, sorted(kills)).items()
+                    result.infrastructure = {m for m, v in verdicts(empty, sorted(kills), as_judge=True).items()
                                              if v is RunVerdict.killed}
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
@@ -256,10 +273,10 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
                 if isinstance(stripped, str):
                     result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
                     result.stripped, result.stripped_not_passing = set(), True
-                elif not _passes(stripped, inst, timeout_of_row, result):
+                elif not passes(stripped):
                     result.stripped, result.stripped_not_passing = set(), True
                 else:
-                    result.stripped = {m for m, v in verdicts(stripped, sorted(remaining)).items()
+                    result.stripped = {m for m, v in verdicts(stripped, sorted(remaining), as_judge=True).items()
                                        if v is RunVerdict.killed}
         progress.advance()
         return result
@@ -287,12 +304,6 @@ def run_mutation_stage(framework: Any, work: Path, production: list[str], layout
         if isinstance(prog, TestProgram):
             prog.binary.unlink(missing_ok=True)
     return mutants, updated, summary
-
-
-def _passes(prog: TestProgram, inst: Instance, timeout: float, result: Any) -> bool:
-    verdict, _ = prog.run(inst, 0, timeout)
-    result.runs += 1
-    return verdict is RunVerdict.survived
 
 
 def fresh_check(framework: Any, work: Path, instances: list[Instance], gold: dict[str, GoldTest],
