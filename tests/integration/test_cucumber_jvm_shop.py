@@ -22,6 +22,7 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from bench.mutation.executor import load_manifest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -122,3 +123,59 @@ def test_a_killed_build_resumes_without_running_its_scenarios_again(shop_dataset
     assert [i.id for i in ours.instances] == [i.id for i in reference.instances]
     assert {i: (g.kills, g.covered_lines, g.pool) for i, g in ours.load_gold().items()} == \
         {i: (g.kills, g.covered_lines, g.pool) for i, g in reference.load_gold().items()}
+
+
+
+HOOK = """package shop.steps;
+
+import io.cucumber.java.After;
+import shop.Cart;
+import shop.Catalog;
+
+/** Infrastructure every scenario but the companions runs after its steps: the empty test keeps
+ * it (a Before hook's failure is a run in which no step ran, excluded from the kills). */
+public class Hooks {
+    @After("not @setup and not @teardown")
+    public void aCartCountsWhatIsAdded() {
+        Cart probe = new Cart(Catalog.current());
+        probe.add("pen", 1);
+        if (probe.count() != 1) {
+            throw new IllegalStateException("the cart miscounts");
+        }
+    }
+}
+"""
+CART = "src/main/java/shop/Cart.java"
+
+
+def test_the_empty_test_runs_only_the_kills_its_own_runs_reach(tmp_path: Path) -> None:
+    """The empty test runs a kill only in the rows whose traced run of the empty test reached the
+    mutant's lines. A hook that every scenario runs after its steps (and the empty test keeps) reaches
+    ``Cart.add``, ``count`` and ``Catalog.current``: their mutants are still found as infrastructure kills, while the kills in
+    ``Cart.total`` and ``totalAfterDiscount``, which only the emptied step methods reach, are never
+    run against the empty test."""
+    project = tmp_path / "javashop"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target"))
+    (project / "src/test/java/shop/steps/Hooks.java").write_text(HOOK)
+    out = tmp_path / "ds"
+    build_dataset(str(project), out, BuildOptions(workers=2, runs=1))
+    dataset = load_dataset(out)
+    gold = dataset.load_gold()
+    mutants = load_manifest(out, "javashop")
+    source = (project / CART).read_text().splitlines()
+    # 1-based lines: add and count (what the hook calls), then total and totalAfterDiscount
+    hooked = set(range(source.index("    public void add(String item, int quantity) {") + 1,
+                       source.index("    public int total() {") + 1))
+    sums = set(range(source.index("    public int total() {") + 1, len(source) + 1))
+    infrastructure = {m for record in gold.values() for m in record.infrastructure_kills}
+    assert infrastructure, "the hook's mutants are the empty test's kills too"
+    current = _lines(project / CATALOG, "if (current == null)")  # Catalog.current(), which the hook calls too
+    assert all((mutants[m].file, mutants[m].line) in {(CART, n) for n in hooked} | {(CATALOG, n) for n in current}
+               for m in infrastructure), \
+        sorted((mutants[m].file, mutants[m].line) for m in infrastructure)
+    for record in gold.values():
+        assert not set(record.kills) & infrastructure
+    not_reached = [m for record in gold.values() for m in record.kills
+                   if mutants[m].file == CART and mutants[m].line in sums]
+    assert not_reached
+    assert dataset.card.mutation["empty_runs_not_reached"] >= len(not_reached), dataset.card.mutation

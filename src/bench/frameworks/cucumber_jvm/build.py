@@ -89,9 +89,10 @@ class _Runs:
     def __post_init__(self) -> None:
         self.numbers = itertools.count()
 
-    def run(self, suite: Suite, feature: str, line: int, coverage: bool = False) -> tuple[CucumberJvmRun,
-                                                                                         dict[str, set[int]] | None]:
-        """One JVM; with ``coverage`` the production lines it ran (None: no exec file/report)."""
+    def run(self, suite: Suite, feature: str, line: int, coverage: bool = False,
+            advance: bool = True) -> tuple[CucumberJvmRun, dict[str, set[int]] | None]:
+        """One JVM; with ``coverage`` the production lines it ran (None: no exec file/report);
+        ``advance``: one step of the stage's progress (not for a run inside another stage's unit)."""
         out = self.scratch / "out" / f"run-{next(self.numbers)}"
         try:
             result = run_scenario(suite, feature, line, out, archive=self.archive,
@@ -105,7 +106,18 @@ class _Runs:
             return result, lines
         finally:
             shutil.rmtree(out, ignore_errors=True)
-            self.progress.advance()
+            if advance:
+                self.progress.advance()
+
+    def trace(self, test_classes: Path, inst: Instance) -> dict[int, dict[str, set[int]] | None]:
+        """Each row of ``inst`` run by the test side compiled into ``test_classes``, with JaCoCo:
+        the production lines each row's JVM ran (None: a row without a report, or that failed)."""
+        suite = self.project.suite(test_classes=test_classes)
+        found: dict[int, dict[str, set[int]] | None] = {}
+        for line in inst.requirement.run_lines:
+            run, lines = self.run(suite, inst.requirement.feature_file, line, coverage=True, advance=False)
+            found[line] = lines if run.passed else None
+        return found
 
 
 def _companion_coverage(runs: _Runs, suite: Suite, features: list[str]) -> dict[str, dict[str, set[int]]]:
@@ -275,7 +287,7 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
     mutants: list[Mutant] = []
     mutation: dict[str, Any] = {}
     if options.mutants and instances:
-        from bench.frameworks.cucumber_jvm.mutation import fresh_check, run_mutation_stage
+        from bench.frameworks.cucumber_jvm.mutation import KILL_RULE, fresh_check, run_mutation_stage
 
         row_coverage = {i.id: {run.line: hits for run, hits in traced[i.id]} for i in instances}
         with timer("mutants"):
@@ -283,7 +295,8 @@ def _rest(framework: CucumberJvmFramework, source: ProjectSource, out_dir: Path,
                 mutants, gold, mutation = run_mutation_stage(framework, project, side, instances, gold, row_coverage,
                                                              javac, runs.archive, options.timeout,
                                                              options.mutant_workers or workers, progress, tmp,
-                                                             checkpoint_for(out_dir, source.sha256))
+                                                             checkpoint_for(out_dir, source.sha256, KILL_RULE),
+                                                             trace=runs.trace)
             except RuntimeError as exc:
                 raise BuildError(str(exc)) from exc
         with timer("fresh_check"):

@@ -10,7 +10,11 @@ only in the rows whose clean run reached the mutant's lines (``rows_covering``):
    run in which no step ran excludes the pair (``INFRASTRUCTURE``).
 2. **empty test** (``calibration_files``'s ``empty``: every step method of the instance does
    nothing) against the kills: what it detects too is the suite's infrastructure's
-   (``infrastructure_kills``), not the test's.
+   (``infrastructure_kills``), not the test's. A kill runs only in the rows whose traced run of
+   the empty test (one JVM with JaCoCo per row, ``trace``) reached the mutant's lines: a mutant
+   on a line a run never executes cannot change that run, and an empty test reaches little
+   beyond hooks (java-algorand-sdk: 484 warm runs of an instance's kills, no infrastructure kill
+   among them, before this).
 3. **then-stripped test** against the remaining kills: those it no longer makes are
    ``assertion_dependent``.
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +60,19 @@ from bench.mutation.executor import pool_for
 from bench.progress import Laps, Progress
 
 SWITCH_FIELD = f"{PACKAGE}.Main selected"  # where the warm runner writes each run's number
+# in the checkpoint's key: instances judged under another rule are judged again
+KILL_RULE = "the empty test runs a kill only in the rows its own traced run reaches"
+# a test side's compiled classes and an instance -> each row's production lines (a traced JVM per row)
+Trace = Callable[[Path, Instance], RowCoverage]
 
 
 def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instances: list[Instance],
                        gold: dict[str, GoldTest], row_coverage: dict[str, RowCoverage], javac: JavacPool,
                        archive: Path | None, timeout: float, workers: int, progress: Progress,
-                       tmp: Path, checkpoint: RunsCheckpoint | None = None,
+                       tmp: Path, checkpoint: RunsCheckpoint | None = None, trace: Trace | None = None,
                        ) -> tuple[list[Mutant], dict[str, GoldTest], dict[str, Any]]:
+    """``trace``: the empty test's traced runs (without it, the empty test runs every kill in
+    every row its ground truth's run reached)."""
     from bench.frameworks.cucumber_jvm.testside import calibration_files
 
     timed = Laps()
@@ -107,12 +118,14 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
                 return verdict
         return RunVerdict.survived
 
-    def variant(files: dict[str, str]) -> WarmRunnerPool | str:
-        """The warm runners of a calibration test (its glue compiled), or javac's complaint."""
+    def variant(files: dict[str, str]) -> tuple[WarmRunnerPool, Path] | str:
+        """The warm runners of a calibration test and its compiled glue, or javac's complaint."""
         compiled = compile_variant(project, files, tmp / "mutation-variants" / secrets.token_hex(6), javac)
         if not compiled.compile.ok:
             return compiled.compile.output.strip()[:300]
-        return pool_over([str(compiled.classes), str(project.resources)])
+        return pool_over([str(compiled.classes), str(project.resources)]), compiled.classes
+
+    not_reached = [0]  # kills the empty test was not run on: its traced runs never reach their lines
 
     def judge_instance(inst: Instance) -> InstanceRuns:
         record = gold[inst.id]
@@ -134,17 +147,24 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
         if kills:
             sites = instance_sites(side.sites(), record)
             files = calibration_files(side, sites, binding_roles(record))
-            empty = variant(files["empty"])
-            if isinstance(empty, str):
-                result.build_failures.append(f"empty test of {inst.id}: {empty}")
+            compiled_empty = variant(files["empty"])
+            if isinstance(compiled_empty, str):
+                result.build_failures.append(f"empty test of {inst.id}: {compiled_empty}")
                 result.empty_not_passing = True
             else:
+                empty, empty_classes = compiled_empty
                 result.empty_not_passing = run_rows(empty, inst, 0, timeout_of_row) is not RunVerdict.survived
                 result.runs += 1
                 if not result.empty_not_passing:
+                    # the rows the empty test's own runs reach (a row whose trace failed: every mutant)
+                    reached = trace(empty_classes, inst) if trace is not None else coverage
                     for mutant_id in sorted(kills):
-                        verdict = run_rows(empty, inst, schemata.numbers[mutant_id], timeout_of_row,
-                                           rows_covering(coverage, by_id[mutant_id]))
+                        rows = [r for r in rows_covering(coverage, by_id[mutant_id])
+                                if r in rows_covering(reached, by_id[mutant_id])]
+                        if not rows:
+                            not_reached[0] += 1
+                            continue  # no run of the empty test executes the mutant's lines
+                        verdict = run_rows(empty, inst, schemata.numbers[mutant_id], timeout_of_row, rows)
                         result.runs += 1
                         if verdict is RunVerdict.killed:
                             result.infrastructure.add(mutant_id)
@@ -152,11 +172,12 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
             remaining = kills - result.infrastructure
             if remaining and files["then-stripped"] != files["oracle"]:
                 result.stripped_targets = stripped_targets(record, files)
-                stripped = variant(files["then-stripped"])
-                if isinstance(stripped, str):
-                    result.build_failures.append(f"then-stripped test of {inst.id}: {stripped}")
+                compiled_stripped = variant(files["then-stripped"])
+                if isinstance(compiled_stripped, str):
+                    result.build_failures.append(f"then-stripped test of {inst.id}: {compiled_stripped}")
                     result.stripped, result.stripped_not_passing = set(), True
                 else:
+                    stripped = compiled_stripped[0]
                     result.runs += 1
                     if run_rows(stripped, inst, 0, timeout_of_row) is not RunVerdict.survived:
                         result.stripped, result.stripped_not_passing = set(), True
@@ -187,6 +208,7 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
         "schemata; runs in a warm JVM, a class loader per run", len(generated), len(covered_files), mutants,
         instances, updated, results, schemata,
         warm_runner_restarts=ground_truth.restarts, phase_seconds=timed.seconds,
+        empty_runs_not_reached=not_reached[0],
         instances_resumed=checkpoint.reused if checkpoint else 0,
         covered_lines="JaCoCo's covered lines of the traced run less what loading the suite and, per feature, "
                       "its setup/teardown companions alone cover")
@@ -200,5 +222,5 @@ def fresh_check(framework: Any, project: JavaProject, instances: list[Instance],
     return shared_fresh_check(framework, project.root, instances, gold, mutants, timeout, workers, progress)
 
 
-__all__ = ["MIN_TIMEOUT", "SWITCH_FIELD", "TIMEOUT_FACTOR", "RowCoverage", "fresh_check", "rows_covering",
-           "run_mutation_stage"]
+__all__ = ["KILL_RULE", "MIN_TIMEOUT", "SWITCH_FIELD", "TIMEOUT_FACTOR", "RowCoverage", "Trace", "fresh_check",
+           "rows_covering", "run_mutation_stage"]
