@@ -159,8 +159,8 @@ def run_mutation_stage(framework: Any, project: JavaProject, side: Any, instance
                     # the rows the empty test's own runs reach (a row whose trace failed: every mutant)
                     reached = trace(empty_classes, inst) if trace is not None else coverage
                     for mutant_id in sorted(kills):
-                        rows = [r for r in rows_covering(coverage, by_id[mutant_id])
-                                if r in rows_covering(reached, by_id[mutant_id])]
+                        reaching = set(rows_covering(reached, by_id[mutant_id]))
+                        rows = [r for r in rows_covering(coverage, by_id[mutant_id]) if r in reaching]
                         if not rows:
                             not_reached[0] += 1
                             continue  # no run of the empty test executes the mutant's lines

@@ -15,8 +15,8 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
    is one no prediction can make, so its oracle could never be kill-complete. A kill that is not
    repeated, a timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
 2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
-   ``empty``) against the kills, run as the judge runs it (sandbox, run tree): what it detects too, the suite's infrastructure detects
-   without the test (package init, hooks, a handler shared with infrastructure) — recorded as
+   ``empty``) against the kills, run as the judge runs it (sandbox, run tree): what it
+   detects too, the suite's infrastructure detects without the test (package init, hooks, a handler shared with infrastructure) — recorded as
    ``infrastructure_kills``, out of the kills.
 3. **then-stripped test** (the handlers only Then steps use, emptied) against the remaining
    kills, as the judge runs it too: the kills it no longer makes are ``assertion_dependent``.
@@ -39,7 +39,6 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -62,7 +61,7 @@ from bench.builder.schemata_stage import fresh_check as shared_fresh_check
 from bench.frameworks.godog.framework import run_verdict
 from bench.frameworks.godog.layout import GodogLayout
 from bench.frameworks.godog.runner import GodogRun, run_scenario
-from bench.frameworks.godog.sandbox import run_tree, sandboxed
+from bench.frameworks.godog.sandbox import Wrap, run_tree, sandboxed
 from bench.frameworks.godog.schemata import SchemataError, compile_schemata
 from bench.frameworks.godog.suites import GoSuite, SuitePlan
 from bench.frameworks.godog.testside import calibration_files
@@ -79,9 +78,6 @@ CONFIRMATION_ROUNDS = 3  # a kill counts once it repeats in 3 more runs as the j
 # in the checkpoint's key: instances judged under another rule are judged again
 KILL_RULE = (f"kills confirmed by {CONFIRMATION_ROUNDS} more runs in the judge's sandbox and run tree; "
              "the empty and then-stripped tests run there too")
-
-
-Wrap = Callable[[list[str], Path, Path], list[str]]  # a run's command line, wrapped (``sandbox.sandboxed``)
 
 
 @dataclass

@@ -23,7 +23,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from bench.frameworks.godog.cucumber_json import GodogReport, ScenarioResult, re
 from bench.frameworks.godog.definitions import StepDefinition, parse_definitions
 from bench.frameworks.godog.outline import ScenarioLocation, locate, one_row_feature
 from bench.frameworks.godog.pretty import ExpectedStep, parse_subtest
+from bench.frameworks.godog.sandbox import Wrap
 from bench.frameworks.godog.schemata import launch, selection
 from bench.frameworks.godog.suites import GoSuite, SuitePlan, subtest_pattern
 
@@ -91,7 +91,7 @@ def selection_argument(root: Path, package_dir: Path, feature: str, line: int,
 def run_scenario(binary: Path, root: Path, package: str, feature: str, line: int, out_dir: Path, *,
                  tags: list[str] | None = None, strict: bool = True, coverage: bool = False,
                  timeout: float = 120.0, env: dict[str, str] | None = None, mutant: int | None = None,
-                 wrap: Callable[[list[str], Path, Path], list[str]] | None = None,
+                 wrap: Wrap | None = None,
                  memory_limit: int | None = MEMORY_LIMIT, plan: SuitePlan | None = None) -> GodogRun:
     """One process of ``binary`` running the scenario (or outline row) at ``feature:line``
     (``feature`` relative to ``root``; the binary's package is ``root/package``).
@@ -193,7 +193,7 @@ def read_profile(path: Path) -> tuple[CoverProfile | None, str]:
 
 
 def run_loading(binary: Path, root: Path, suite: GoSuite, feature: str, line: int, out_dir: Path, *,
-                timeout: float = 120.0, wrap: Callable[[list[str], Path, Path], list[str]] | None = None) -> GodogRun:
+                timeout: float = 120.0, wrap: Wrap | None = None) -> GodogRun:
     """A process of a coverage binary that loads ``suite`` and runs no scenario: its profile is
     what loading covers (package initialisation, TestMain, the suite's initializers). The
     flag-driven suite gets a tag no scenario has; a testing.T suite runs its Test function with

@@ -36,7 +36,10 @@ def run_tree(source: Path, target: Path) -> Path:
     return target
 
 
-def sandboxed(tree: Path, binary: Path) -> Callable[[list[str], Path, Path], list[str]]:
+Wrap = Callable[[list[str], Path, Path], list[str]]  # (argv, cwd, output dir) -> the sandboxed argv
+
+
+def sandboxed(tree: Path, binary: Path) -> Wrap:
     """A ``runner.run_scenario(wrap=...)`` that runs ``binary`` in ``tree`` inside bubblewrap."""
     bwrap = bwrap_path()
     if bwrap is None:
