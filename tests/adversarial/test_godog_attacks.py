@@ -246,3 +246,33 @@ def test_the_oracle_stays_kill_complete(shop_dataset: Path, tmp_path: Path) -> N
     confirmation = result["confirmation"]
     assert confirmation["sandbox"] == "bwrap-no-proc" and confirmation["null_variants"] >= 2
     assert confirmation["reproduced_kills"] >= 1
+
+
+def test_kills_its_trace_missed_run_when_a_sampled_one_fails(shop_dataset: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace that reached none of the kills (as a path that differs from run to run can
+    leave it; here every row's coverage is made to miss them): a sample runs first (shrunk to 2
+    so this 6-kill instance has more), the oracle kills it, so the held kills run too and the
+    oracle stays kill-complete. Hiding reach from the traced run cannot gain a kill either way."""
+    from bench.builder import schemata_stage
+
+    monkeypatch.setattr(schemata_stage, "UNREACHED_SAMPLE", 2)
+    monkeypatch.setattr(schemata_stage, "rows_covering", lambda coverage, mutant: [])
+    result = _judge(shop_dataset, tmp_path / "missed", {STEPS: (PROJECT / STEPS).read_text(encoding="utf-8")})
+    confirmation = result["confirmation"]
+    assert result["outcome"] == "pass" and result["kill_complete"], result
+    assert confirmation["unreached_kills"] == result["ground_truth_kills"] > 2, result
+    assert confirmation["unreached_not_run"] == 0, result
+
+
+def test_a_test_that_reaches_nothing_runs_only_a_sample(shop_dataset: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bench.builder.schemata_stage.UNREACHED_SAMPLE", 2)
+    empty = _attack([], "\nfunc detect() error { return nil }\n").copy()
+    empty[STEPS] = empty[STEPS].replace("\tcart = shop.NewCart()\n", "").replace("\t_ = cart.Add(item, n)\n", "") \
+        .replace("\t_ = cart.Count(item)\n", "")
+    result = _judge(shop_dataset, tmp_path / "empty", empty)
+    confirmation = result["confirmation"]
+    assert result["outcome"] == "pass" and result["mutant_recall"] == 0.0, result
+    assert confirmation["unreached_kills"] >= 3, result
+    assert confirmation["unreached_not_run"] == confirmation["unreached_kills"] - 2, result

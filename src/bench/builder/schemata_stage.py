@@ -65,6 +65,40 @@ def rows_to_run(coverage: RowCoverage, mutant: Mutant) -> list[int] | None:
     return rows_covering(coverage, mutant) or None
 
 
+UNREACHED_SAMPLE = 8  # kills no traced row reached that a judge runs before it runs the others
+
+
+@dataclass(frozen=True)
+class KillPlan:
+    """The order in which a judge runs an instance's kills (``kill_plan``)."""
+
+    now: list[str]  # run first: every kill some traced row reached, and the sampled unreached ones
+    sampled: frozenset[str]  # the unreached kills among ``now``
+    held: list[str]  # unreached kills run only when a sampled one fails
+
+
+def kill_plan(kills: list[str], coverage: RowCoverage, mutants: dict[str, Mutant], rng: random.Random) -> KillPlan:
+    """Which kills a judge runs at once and which it holds back.
+
+    A kill on lines no row of the prediction's traced run executed runs in every row
+    (``rows_to_run``): one trace does not prove what another run reaches (goroutines, threads).
+    Running all of them costs a fresh process each even for a test that reaches nothing (an
+    empty test on a Java instance: ~450 JVMs). So when more than ``UNREACHED_SAMPLE`` kills are
+    unreached, a random sample of that many runs with the rest; only if one of them fails do the
+    others run too, since then the trace did not show this test's reach.
+
+    Holding a kill back can only take a kill away from a prediction, never add one: a test that
+    hides its reach from the traced run (it can tell that run apart) loses the kills the sample
+    does not catch. An honest test loses one only when its path differs from its traced run's
+    on more than ``UNREACHED_SAMPLE`` unreached kills and none of the sample is among them."""
+    unreached = [m for m in kills if not rows_covering(coverage, mutants[m])]
+    if len(unreached) <= UNREACHED_SAMPLE:
+        return KillPlan(now=list(kills), sampled=frozenset(unreached), held=[])
+    sampled = frozenset(rng.sample(sorted(unreached), UNREACHED_SAMPLE))
+    return KillPlan(now=[m for m in kills if m not in set(unreached) or m in sampled], sampled=sampled,
+                    held=[m for m in unreached if m not in sampled])
+
+
 def row_timeout(record: GoldTest, cap: float) -> float:
     return min(cap, max(MIN_TIMEOUT, TIMEOUT_FACTOR * record.runtime_seconds))
 
@@ -382,14 +416,17 @@ __all__ = [
     "MIN_TIMEOUT",
     "RACY",
     "TIMEOUT_FACTOR",
+    "UNREACHED_SAMPLE",
     "UNSTABLE",
     "InstanceRuns",
+    "KillPlan",
     "RankedRuns",
     "RowCoverage",
     "confirmed_kills",
     "fresh_check",
     "gold_updates",
     "judge_instances",
+    "kill_plan",
     "row_timeout",
     "rows_covering",
     "rows_to_run",

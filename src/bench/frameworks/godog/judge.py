@@ -32,7 +32,10 @@ never kill one mutant and spare the original.
 The traced run is a separate build of the same files with coverage of the production packages
 (a plain build, not the schemata), also sandboxed: its covered lines and the production calls
 of the prediction's bound handlers give ``coverage_jaccard`` and the API-call F1, measured as
-the builder measured the ground truth.
+the builder measured the ground truth. Its per-row coverage decides which rows a kill runs in
+(``rows_to_run``), and which kills wait: when more than 8 kills lie on lines no row reached, 8 of
+them run first and the rest only if one of those fails (``kill_plan``: a weak test costs a few
+processes, not one per kill; hiding reach from the traced run only loses kills).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.builder.schemata_stage import rows_to_run
+from bench.builder.schemata_stage import kill_plan, rows_to_run
 from bench.frameworks.call_reader import HandlerSpan
 from bench.frameworks.godog.declarations import CallReader, GoProductionDeclarations
 from bench.frameworks.godog.definitions import StepDefinition, bind
@@ -303,23 +306,21 @@ class GodogJudge(Judge):
         if not self.options.mutants or not gold.kills:
             return Judgement(Outcome.passed, fresh_runs=runs, trace=trace, confirmation=confirmation)
         kills = [m for m in gold.kills if m in self.numbers]
-        plan: list[str] = list(kills)
+        schedule = kill_plan(kills, coverage, self.mutants, self.rng)
+        plan: list[str] = list(schedule.now)
         self.rng.shuffle(plan)
-        nulls = self.rng.sample(self.null_numbers, equivalent_count(len(kills)))
+        nulls = self.rng.sample(self.null_numbers, equivalent_count(len(schedule.now)))
         spread_among(plan, [f"{NULL}:{n}" for n in nulls], self.rng)
         # a null variant runs the rows of some kill (a run looks like any mutant's)
-        null_rows = {f"{NULL}:{n}": rows(self.rng.choice(kills)) if kills else None for n in nulls}
+        null_rows = {f"{NULL}:{n}": rows(self.rng.choice(schedule.now)) if kills else None for n in nulls}
         claimed: set[str] = set()
         timeouts = 0
         failed_nulls: list[tuple[str, list[GodogRun]]] = []
         stepless: list[str] = []
         verdicts: dict[str, RunVerdict] = {}
-        for item in plan:
-            if item.startswith(NULL):
-                verdict, ran = run(int(item.split(":")[1]), rows=null_rows[item] or None)
-                if verdict is not RunVerdict.survived:
-                    failed_nulls.append((item, ran))
-                continue
+
+        def judge_kill(item: str) -> None:
+            nonlocal timeouts
             verdict, _ = run(self.numbers[item], rows=rows(item))
             verdicts[item] = verdict
             if verdict is RunVerdict.infra_no_step:
@@ -327,7 +328,20 @@ class GodogJudge(Judge):
             elif verdict is not RunVerdict.survived:
                 claimed.add(item)
                 timeouts += int(verdict is RunVerdict.timeout)
-        confirmation.update({"clean_runs": 1 + len(nulls), "null_variants": len(nulls)})
+
+        for item in plan:
+            if item.startswith(NULL):
+                verdict, ran = run(int(item.split(":")[1]), rows=null_rows[item] or None)
+                if verdict is not RunVerdict.survived:
+                    failed_nulls.append((item, ran))
+                continue
+            judge_kill(item)
+        held = schedule.held if claimed & schedule.sampled else []  # a sampled unreached kill failed: run the rest
+        for item in held:
+            judge_kill(item)
+        confirmation.update({"clean_runs": 1 + len(nulls), "null_variants": len(nulls),
+                             "unreached_kills": len(schedule.sampled) + len(schedule.held),
+                             "unreached_not_run": len(schedule.held) - len(held)})
         if failed_nulls:
             decided = self._failed_nulls(failed_nulls, run)
             if decided is not None:
