@@ -35,7 +35,8 @@ def interrupted_line(exc: KeyboardInterrupt, judged: str) -> str:
 
 
 def build(
-    source: Annotated[str, typer.Argument(help="A behave project directory, or a PyPI sdist spec NAME==VERSION.")],
+    source: Annotated[str, typer.Argument(help="A BDD project directory (behave, cucumber-js, godog or Cucumber-JVM: "
+                                        "found by its files), or a PyPI sdist spec NAME==VERSION (behave).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Dataset directory to create.")],
     workers: Annotated[int, workers_option("Warm runner processes")] = 0,
     runs: Annotated[int, typer.Option(help="Repetitions of each isolation/validation run.", min=1)] = 3,
@@ -55,12 +56,16 @@ def build(
     isolation: Annotated[str, typer.Option(help="auto | bwrap | none: run the tests under bubblewrap "
                                                 "(no network, read-only production); auto uses it when installed.")] = "auto",
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it already holds a dataset.")] = False,
+    sample: Annotated[int | None, typer.Option(
+        min=1, metavar="N", help="Build a stated slice: N runnable scenarios drawn at random (--sample-seed); "
+                                 "the others are excluded as not_in_sample.")] = None,
+    sample_seed: Annotated[int, typer.Option(help="The seed of --sample's draw.")] = 0,
     quiet: Annotated[bool, quiet_option()] = False,
 ) -> None:
     """Build benchmark instances from a real BDD project.
 
-    Parses every feature, runs each scenario alone three times in a warm in-process
-    runner, records runtime step bindings, recovers and validates each scenario's
+    Parses every feature, runs each scenario alone (--runs times: in a warm in-process
+    runner for behave, a process of its own for the others), records runtime step bindings, recovers and validates each scenario's
     test implementation (positive and negative workspaces), traces target interfaces,
     and writes an agent-visible instances.jsonl beside an evaluator-only gold/.
 
@@ -71,10 +76,14 @@ def build(
       req2test build python-docx==1.2.0 -o datasets/python-docx --install-deps
 
       req2test build ../coddy-agent -o datasets/coddy --workers 2 --mutant-workers 6
+
+      req2test build ../java-algorand-sdk -o datasets/java-algo --workers 2 --runs 1
+
+      req2test build ../kapua-tag -o datasets/kapua-13 --sample 13 --runs 1
     """
     options = BuildOptions(runs=runs, timeout=timeout, shared_threshold=shared_threshold, name=name,
                            install_deps=install_deps, force=force, mutants=mutants, isolation=isolation,
-                           mutant_workers=mutant_workers)
+                           mutant_workers=mutant_workers, sample=sample, sample_seed=sample_seed)
     if workers:
         options.workers = workers
     progress = progress_for(quiet)

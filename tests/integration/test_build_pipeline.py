@@ -123,3 +123,25 @@ def test_inferred_then_stripped_kills_match_running_them(example_dataset: Path, 
         assert set(got[instance_id].kills) == set(record.kills), instance_id
         assert set(got[instance_id].assertion_dependent) == set(record.assertion_dependent), instance_id
     assert any(record.assertion_dependent for record in expected.values())
+
+
+def test_a_sample_is_a_stated_seeded_slice(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", MINI_FILES)
+    picked = []
+    for n in range(2):
+        out = tmp_path / f"sample-{n}"
+        result = CliRunner().invoke(app, ["build", str(project), "-o", str(out), "--sample", "2", "--sample-seed", "7",
+                                          "--workers", "1", "--no-mutants", "-q"])
+        assert result.exit_code == 0, result.output
+        dataset = load_dataset(out)
+        sampled_out = [e for e in dataset.card.exclusions if e.reason == "not_in_sample"]
+        assert sampled_out and all("a random sample of 2 of the" in e.detail and "(seed 7)" in e.detail
+                                   for e in sampled_out)
+        parse_time = {"not_in_sample", "feature_empty", "needs_browser_or_live_service"}  # never candidates
+        kept = {i.id for i in dataset.instances} | {e.id for e in dataset.card.exclusions if e.reason not in parse_time}
+        assert len(kept) == 2 and not kept & {e.id for e in sampled_out}  # exactly the drawn two went on
+        assert f"of the {len(sampled_out) + 2} runnable scenarios" in sampled_out[0].detail
+        picked.append(kept)
+    assert picked[0] == picked[1]  # the same draw for the same scenarios and seed
+    bad = CliRunner().invoke(app, ["build", str(project), "-o", str(tmp_path / "bad"), "--sample", "0"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -38,6 +38,7 @@ from bench.builder.pipeline import (
     bound_after_isolation,
     collect_candidates,
     id_order,
+    sampled,
     validation_verdicts,
     write_dataset,
 )
@@ -125,6 +126,7 @@ def build_project(framework: CucumberJsFramework, source: ProjectSource, out_dir
     with timer("parse"):
         candidates, exclusions, warnings, features_total, scenarios_total = collect_candidates(
             work, source, project, framework, options)
+        candidates = sampled(candidates, exclusions, options)
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 

@@ -41,6 +41,7 @@ from bench.builder.pipeline import (
     StageTimer,
     bound_after_isolation,
     collect_candidates,
+    sampled,
     validation_verdicts,
     write_dataset,
 )
@@ -182,6 +183,7 @@ def build_project(framework: CucumberJvmFramework, source: ProjectSource, out_di
             work, source, project_name, framework, options)
         warnings += parse_warnings
         candidates = _without_companions(candidates, exclusions, settings.setup_tags, settings.teardown_tags)
+        candidates = sampled(candidates, exclusions, options)
     if not candidates:
         raise BuildError(f"{source.root / source.features_dir} has no runnable scenarios")
 

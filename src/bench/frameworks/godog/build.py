@@ -43,6 +43,7 @@ from bench.builder.pipeline import (
     StageTimer,
     bound_after_isolation,
     collect_candidates,
+    sampled,
     validation_verdicts,
     write_dataset,
 )
@@ -129,7 +130,7 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
             if others:
                 warnings.append(f"{req.feature_file}:{req.scenario_line} is also run by {', '.join(others)}: "
                                 f"its instance is {suite.key}'s")
-        candidates = kept
+        candidates = sampled(kept, exclusions, options)
         for suite, why in layout.skipped:
             warnings.append(f"godog suite {suite.key} not built: {why}")
     if not candidates:
