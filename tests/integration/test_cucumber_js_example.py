@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.builder.pipeline import BuildError, BuildOptions, build_dataset
+from bench.builder.schemata_stage import UNREACHED_SAMPLE
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
@@ -101,6 +102,12 @@ def test_calibration_is_exact(cart_dataset: Path, tmp_path: Path) -> None:
     assert results["empty"]["api_f1"]["value"] == 0.0
     # empty steps run no production code (what loading the suite covers is taken away on both sides)
     assert results["empty"]["coverage_jaccard"]["value"] == 0.0
+    # so none of its kills is reached: a sample of 8 runs, the rest only had one of those failed
+    assert all(r["confirmation"]["unreached_not_run"] == 0 for r in rows)
+    empty_rows = [json.loads(line) for line in (tmp_path / "empty" / "results.jsonl").read_text().splitlines()]
+    for row in empty_rows:
+        assert row["confirmation"]["unreached_kills"] == row["ground_truth_kills"], row
+        assert row["confirmation"]["unreached_not_run"] == max(0, row["ground_truth_kills"] - UNREACHED_SAMPLE), row
 
 
 

@@ -35,7 +35,10 @@ The traced run records V8's coverage (``v8coverage``): its production lines give
 ``coverage_jaccard`` and, with the names the prediction's bound step definitions call, its
 API calls (``interfaces``), measured as the builder measured the ground truth's. Node 20
 writes no coverage under the permission model, so the traced run is the one run that is not
-guarded; it decides nothing but the trace, and must pass like the guarded clean run.
+guarded; it decides nothing but the trace and which kills wait, and must pass like the guarded
+clean run. When more than 8 kills lie on lines it never ran, 8 of them run with the others first
+and the rest only if one of those fails (``schemata_stage.kill_plan``): an empty test costs a
+dozen processes, not one per kill, and a test that behaves differently unguarded only loses kills.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bench import stopping
+from bench.builder.schemata_stage import kill_plan
 from bench.cores import cores
 from bench.frameworks.cucumber_js import runner
 from bench.frameworks.cucumber_js.declarations import CallReader, ProductionDeclarations
@@ -500,7 +504,9 @@ class CucumberJsJudge(Judge):
         if not self.options.mutants or not gold.kills:
             return Judgement(Outcome.passed, fresh_runs=counted["runs"], trace=trace, confirmation=confirmation)
         # the ground-truth kills and the equivalent variants (one early, one late), shuffled
-        kills = [self.mutants[m] for m in gold.kills if m in self.mutants]
+        # the ground-truth kills the traced run reached (and a sample of the others: kill_plan)
+        schedule = kill_plan([m for m in gold.kills if m in self.mutants], {0: coverage.lines}, self.mutants, self.rng)
+        kills = [self.mutants[m] for m in schedule.now]
         variants = self._variants(kills, coverage)
         plan: list[Mutant | None] = list(kills)
         self.rng.shuffle(plan)
@@ -510,19 +516,34 @@ class CucumberJsJudge(Judge):
         timeouts = 0
         failed_variants: list[tuple[Mutant | None, CucumberRun]] = []
         stepless: list[Mutant] = []
-        for n, (variant, result) in enumerate(run_all([(v, f"m{n}") for n, v in enumerate(plan)], fail_fast=True)):
-            if (verdict := forged(result, f"verdict run {n + 1}")) is not None:
+
+        def judged(batch: list[Mutant | None], tag: str) -> Judgement | None:
+            nonlocal timeouts
+            for n, (variant, result) in enumerate(run_all([(v, f"{tag}{n}") for n, v in enumerate(batch)],
+                                                          fail_fast=True)):
+                if (verdict := forged(result, f"verdict run {n + 1}")) is not None:
+                    return verdict
+                if variant is None or variant.id.startswith(EQUIVALENT_PREFIX):
+                    if not result.passed:
+                        failed_variants.append((variant, result))
+                elif not result.passed:
+                    if not result.timed_out and not result.report.steps_ran():
+                        stepless.append(variant)
+                        continue
+                    claimed.add(variant.id)
+                    timeouts += int(result.timed_out)
+            return None
+
+        if (verdict := judged(plan, "m")) is not None:
+            return verdict
+        held = schedule.held if claimed & schedule.sampled else []  # a sampled unreached kill failed: run the rest
+        if held:
+            compile_ahead([self.mutants[m] for m in held], "held")
+            if (verdict := judged([self.mutants[m] for m in held], "h")) is not None:
                 return verdict
-            if variant is None or variant.id.startswith(EQUIVALENT_PREFIX):
-                if not result.passed:
-                    failed_variants.append((variant, result))
-            elif not result.passed:
-                if not result.timed_out and not result.report.steps_ran():
-                    stepless.append(variant)
-                    continue
-                claimed.add(variant.id)
-                timeouts += int(result.timed_out)
-        confirmation.update({"clean_runs": 1 + len(variants), "equivalent_variants": len(variants)})
+        confirmation.update({"clean_runs": 1 + len(variants), "equivalent_variants": len(variants),
+                             "unreached_kills": len(schedule.sampled) + len(schedule.held),
+                             "unreached_not_run": len(schedule.held) - len(held)})
         if failed_variants:
             verdict = self._failed_variants(failed_variants, run_all, expected)
             if verdict is not None:
