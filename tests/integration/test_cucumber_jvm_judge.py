@@ -2,8 +2,9 @@
 (``tags = ["unit.tealsign"]``, production unchanged) built with mutants, then judged.
 
 - calibration: the oracle passes and is kill-complete on every instance with kills, with its
-  coverage and API calls exact; the empty test kills nothing; the then-stripped test lies in
-  between; every verdict ran in bubblewrap without ``/proc``;
+  coverage and API calls exact; the empty test kills nothing and, reaching none of the kills,
+  runs only a sample of them; the then-stripped test lies in between; every verdict ran in
+  bubblewrap without ``/proc``;
 - attacks, each a real judged prediction of one instance (the oracle's files with a detector
   called from the Then step), that try to tell a mutant run from a clean one without looking at
   behaviour:
@@ -31,21 +32,24 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from bench.builder.pipeline import BuildOptions, build_dataset
+from bench.builder.schemata_stage import UNREACHED_SAMPLE
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, ProjectJudging, evaluate, ground_truth_files
 from bench.frameworks.cucumber_jvm.screen import screen
 from bench.model import Outcome, Prediction
+from tests.integration.recipes import recipe
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-CORPUS = Path("/work/corpora/java-algorand-sdk")
+corpus = recipe("java_algorand_sdk")
 TAGS = ["unit.tealsign"]
 STEPS = "src/test/java/com/algorand/algosdk/unit/TealSign.java"
 THEN = "    public void the_signature_should_equal_the_golden(String golden) throws IOException {\n"
@@ -56,13 +60,14 @@ def jvm_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reused = os.environ.get("REQ2TEST_JVM_JUDGE_DATASET")
     if reused and (Path(reused) / "dataset.json").is_file():
         return Path(reused)
-    if not (CORPUS / "pom.xml").is_file():
-        pytest.skip(f"the java-algorand-sdk corpus is not at {CORPUS}")
     if shutil.which("java") is None or shutil.which("mvn") is None or shutil.which("bwrap") is None:
         pytest.skip("needs java, mvn and bwrap")
     base = tmp_path_factory.mktemp("jvmjudge")
-    project = base / "java-algorand-sdk"
-    shutil.copytree(CORPUS, project, ignore=shutil.ignore_patterns("target", ".git"))
+    try:
+        project = corpus.assemble(base / "java-algorand-sdk", corpus.default_source("java-algorand-sdk"),
+                                  corpus.default_source("algorand-sdk-testing"))
+    except (subprocess.CalledProcessError, SystemExit) as exc:
+        pytest.skip(f"the java-algorand-sdk corpus cannot be fetched here: {exc}")
     settings = project / "req2test.toml"
     text = re.sub(r"(?m)^tags = \[.*\]$", f"tags = {json.dumps(TAGS)}", settings.read_text())
     assert f"tags = {json.dumps(TAGS)}" in text
@@ -107,6 +112,9 @@ def test_calibration_is_exact(jvm_dataset: Path, tmp_path: Path) -> None:
         stripped, nothing = rows["then-stripped"][instance_id], rows["empty"][instance_id]
         assert stripped["outcome"] == "pass" and nothing["outcome"] == "pass", (stripped, nothing)
         assert nothing["generated_kills"] == 0, nothing
+        assert confirmation.get("unreached_not_run", 0) == 0, confirmation  # the oracle reaches its kills
+        held = nothing["confirmation"]  # the empty test reaches none: a sample of its kills ran, no more
+        assert held["unreached_not_run"] == max(0, held["unreached_kills"] - UNREACHED_SAMPLE), held
         assert nothing["generated_kills"] <= stripped["generated_kills"] <= row["generated_kills"], stripped
         assert stripped["generated_kills"] < row["generated_kills"], stripped  # its assertions did the killing
 
