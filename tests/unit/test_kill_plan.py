@@ -50,3 +50,13 @@ def test_an_empty_trace_runs_only_the_sample() -> None:
     mutants = _mutants(450)
     plan = kill_plan(sorted(mutants), {21: {}}, mutants, random.Random(3))
     assert len(plan.now) == UNREACHED_SAMPLE and len(plan.held) == 450 - UNREACHED_SAMPLE
+
+
+def test_the_held_kills_run_only_after_a_sampled_one_failed() -> None:
+    mutants = _mutants(40)
+    plan = kill_plan(sorted(mutants), {21: {}}, mutants, random.Random(4))
+    assert plan.rest({"not-a-sampled-one"}) == [] and plan.record([]) == {"unreached_kills": 40,
+                                                                          "unreached_not_run": 40 - UNREACHED_SAMPLE}
+    sampled = next(iter(plan.sampled))
+    assert plan.rest({sampled}) == plan.held
+    assert plan.record(plan.rest({sampled})) == {"unreached_kills": 40, "unreached_not_run": 0}

@@ -76,6 +76,28 @@ class KillPlan:
     sampled: frozenset[str]  # the unreached kills among ``now``
     held: list[str]  # unreached kills run only when a sampled one fails
 
+    def rest(self, claimed: set[str]) -> list[str]:
+        """The held kills to run once the first pass claimed ``claimed``: every one of them when
+        a sampled kill failed (the trace did not show this test's reach), none otherwise."""
+        return self.held if claimed & self.sampled else []
+
+    def run(self, plan: list[str], claimed: set[str], kill: Callable[[str], None],
+            variant: Callable[[str], bool]) -> list[str]:
+        """Run ``plan`` in its order — ``variant`` runs an item that is no kill (a null variant, a
+        decoy) and says so, ``kill`` runs a kill and adds it to ``claimed`` when it fails —
+        then the held kills if ``rest`` says so. Returns the held kills that ran."""
+        for item in plan:
+            if not variant(item):
+                kill(item)
+        held = self.rest(claimed)
+        for item in held:
+            kill(item)
+        return held
+
+    def record(self, rest: list[str]) -> dict[str, int]:
+        """What a judgement's ``confirmation`` says of it, ``rest`` being what ``rest`` gave."""
+        return {"unreached_kills": len(self.sampled) + len(self.held), "unreached_not_run": len(self.held) - len(rest)}
+
 
 def kill_plan(kills: list[str], coverage: RowCoverage, mutants: dict[str, Mutant], rng: random.Random) -> KillPlan:
     """Which kills a judge runs at once and which it holds back.

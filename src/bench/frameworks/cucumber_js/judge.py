@@ -536,14 +536,13 @@ class CucumberJsJudge(Judge):
 
         if (verdict := judged(plan, "m")) is not None:
             return verdict
-        held = schedule.held if claimed & schedule.sampled else []  # a sampled unreached kill failed: run the rest
+        held = schedule.rest(claimed)
         if held:
             compile_ahead([self.mutants[m] for m in held], "held")
             if (verdict := judged([self.mutants[m] for m in held], "h")) is not None:
                 return verdict
         confirmation.update({"clean_runs": 1 + len(variants), "equivalent_variants": len(variants),
-                             "unreached_kills": len(schedule.sampled) + len(schedule.held),
-                             "unreached_not_run": len(schedule.held) - len(held)})
+                             **schedule.record(held)})
         if failed_variants:
             verdict = self._failed_variants(failed_variants, run_all, expected)
             if verdict is not None:

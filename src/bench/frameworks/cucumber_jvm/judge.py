@@ -530,20 +530,18 @@ class _Verdict:
                 claimed.add(item)
                 timeouts += int(verdict is RunVerdict.timeout)
 
-        for item in plan:
-            if item in reach_of:
-                verdict, ran = self.rows(suite, self.number_of(item), rows=reach_of[item] or None)
-                if verdict is not RunVerdict.survived:
-                    failed.append((item, ran))
-                continue
-            judge_kill(item)
-        held = schedule.held if claimed & schedule.sampled else []  # a sampled unreached kill failed: run the rest
-        for item in held:
-            judge_kill(item)
+        def null_or_decoy(item: str) -> bool:
+            if item not in reach_of:
+                return False
+            verdict, ran = self.rows(suite, self.number_of(item), rows=reach_of[item] or None)
+            if verdict is not RunVerdict.survived:
+                failed.append((item, ran))
+            return True
+
+        held = schedule.run(plan, claimed, judge_kill, null_or_decoy)
         nulls = sum(1 for item in extra if item.startswith(NULL))
         confirmation.update({"clean_runs": 1 + nulls, "null_variants": nulls, "decoys": len(extra) - nulls,
-                             "unreached_kills": len(schedule.sampled) + len(schedule.held),
-                             "unreached_not_run": len(schedule.held) - len(held)})
+                             **schedule.record(held)})
         if failed:
             decided = self.failed_variants(suite, failed)
             if decided is not None:

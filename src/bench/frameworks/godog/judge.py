@@ -329,19 +329,17 @@ class GodogJudge(Judge):
                 claimed.add(item)
                 timeouts += int(verdict is RunVerdict.timeout)
 
-        for item in plan:
-            if item.startswith(NULL):
-                verdict, ran = run(int(item.split(":")[1]), rows=null_rows[item] or None)
-                if verdict is not RunVerdict.survived:
-                    failed_nulls.append((item, ran))
-                continue
-            judge_kill(item)
-        held = schedule.held if claimed & schedule.sampled else []  # a sampled unreached kill failed: run the rest
-        for item in held:
-            judge_kill(item)
+        def null_variant(item: str) -> bool:
+            if not item.startswith(NULL):
+                return False
+            verdict, ran = run(int(item.split(":")[1]), rows=null_rows[item] or None)
+            if verdict is not RunVerdict.survived:
+                failed_nulls.append((item, ran))
+            return True
+
+        held = schedule.run(plan, claimed, judge_kill, null_variant)
         confirmation.update({"clean_runs": 1 + len(nulls), "null_variants": len(nulls),
-                             "unreached_kills": len(schedule.sampled) + len(schedule.held),
-                             "unreached_not_run": len(schedule.held) - len(held)})
+                             **schedule.record(held)})
         if failed_nulls:
             decided = self._failed_nulls(failed_nulls, run)
             if decided is not None:
