@@ -65,9 +65,10 @@ def build(
     """Build benchmark instances from a real BDD project.
 
     Parses every feature, runs each scenario alone (--runs times: in a warm in-process
-    runner for behave, a process of its own for the others), records runtime step bindings, recovers and validates each scenario's
-    test implementation (positive and negative workspaces), traces target interfaces,
-    and writes an agent-visible instances.jsonl beside an evaluator-only gold/.
+    runner for behave, a process of its own for the others), records runtime step
+    bindings, recovers and validates each scenario's test implementation (positive and
+    negative workspaces), traces target interfaces, and writes an agent-visible
+    instances.jsonl beside an evaluator-only gold/.
 
     Examples:
 

@@ -117,8 +117,9 @@ def kill_plan(kills: list[str], coverage: RowCoverage, mutants: dict[str, Mutant
     if len(unreached) <= UNREACHED_SAMPLE:
         return KillPlan(now=list(kills), sampled=frozenset(unreached), held=[])
     sampled = frozenset(rng.sample(sorted(unreached), UNREACHED_SAMPLE))
-    return KillPlan(now=[m for m in kills if m not in set(unreached) or m in sampled], sampled=sampled,
-                    held=[m for m in unreached if m not in sampled])
+    held = [m for m in unreached if m not in sampled]
+    waiting = set(held)
+    return KillPlan(now=[m for m in kills if m not in waiting], sampled=sampled, held=held)
 
 
 def row_timeout(record: GoldTest, cap: float) -> float:

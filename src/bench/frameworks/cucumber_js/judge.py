@@ -503,8 +503,8 @@ class CucumberJsJudge(Judge):
                                         "diversified": self.diversified}
         if not self.options.mutants or not gold.kills:
             return Judgement(Outcome.passed, fresh_runs=counted["runs"], trace=trace, confirmation=confirmation)
-        # the ground-truth kills and the equivalent variants (one early, one late), shuffled
         # the ground-truth kills the traced run reached (and a sample of the others: kill_plan)
+        # and the equivalent variants (one early, one late), shuffled
         schedule = kill_plan([m for m in gold.kills if m in self.mutants], {0: coverage.lines}, self.mutants, self.rng)
         kills = [self.mutants[m] for m in schedule.now]
         variants = self._variants(kills, coverage)
@@ -538,8 +538,9 @@ class CucumberJsJudge(Judge):
             return verdict
         held = schedule.rest(claimed)
         if held:
-            compile_ahead([self.mutants[m] for m in held], "held")
-            if (verdict := judged([self.mutants[m] for m in held], "h")) is not None:
+            batch: list[Mutant | None] = [self.mutants[m] for m in held]
+            compile_ahead(batch, "held")
+            if (verdict := judged(batch, "h")) is not None:
                 return verdict
         confirmation.update({"clean_runs": 1 + len(variants), "equivalent_variants": len(variants),
                              **schedule.record(held)})

@@ -16,8 +16,8 @@ Per instance, against the mutants on lines its traced run covered (the pool, ``p
    repeated, a timeout or a run in which no step ran excludes the pair (``EXCLUDED_VERDICTS``).
 2. **empty test** (every handler of the instance returns zero values, ``calibration_files``'s
    ``empty``) against the kills, run as the judge runs it (sandbox, run tree): what it
-   detects too, the suite's infrastructure detects without the test (package init, hooks, a handler shared with infrastructure) — recorded as
-   ``infrastructure_kills``, out of the kills.
+   detects too, the suite's infrastructure detects without the test (package init, hooks, a
+   handler shared with infrastructure) — recorded as ``infrastructure_kills``, out of the kills.
 3. **then-stripped test** (the handlers only Then steps use, emptied) against the remaining
    kills, as the judge runs it too: the kills it no longer makes are ``assertion_dependent``.
    A stripped test that does not pass its own clean run makes every kill assertion-dependent.
