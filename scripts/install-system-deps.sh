@@ -3,6 +3,8 @@
 # and docker.io (the optional `docker` sandbox backend; harness.sandbox.dockerd starts its
 # engine on demand, so no service is enabled here), Node.js for cucumber-js and Debian's
 # chromium (the explorer's pages are screenshot-checked headless).
+# Then criu 4.1.1 (install-criu.sh), which the Cucumber-JVM judge restores its verdict JVMs
+# with; without it those start fresh, so its failure is reported, not fatal.
 # Idempotent and quiet; needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
@@ -27,3 +29,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   rm -f "$log"
 fi
+bash "$(dirname "$0")/install-criu.sh" || echo "install-system-deps: criu not installed; Cucumber-JVM verdict JVMs will start fresh" >&2

@@ -21,7 +21,16 @@
       clean run runs a null number: the detector fails its own clean run, no kill;
   (e) chance: the check fails at random half the time → a failed clean run, or failed null
       variants (retried beside clean runs: unstable, or tampering when chance repeats the
-      pattern of a switch reader) → never a kill-complete pass.
+      pattern of a switch reader) → never a kill-complete pass;
+  (f) memory across runs, aimed at verdict JVMs restored from one checkpoint (``restored``): a
+      test that leaves a mark (a daemon thread, a file beside its working directory and in
+      ``/tmp``) and fails when it finds one → every run starts from the same image in a fresh sandbox: it
+      never finds one, and stays the oracle (kill-complete);
+  (g) what a restored JVM could reach that a fresh one cannot: ``/proc`` (criu mounts it to
+      restore), the zygote's image (written, it would carry state into later restores) and the
+      command file that held the number → ``/proc`` is unmounted before the JVM resumes, the
+      image is read-only, the command deleted before the test's classes load: the oracle with
+      these checks stays kill-complete.
 
 ``REQ2TEST_JVM_JUDGE_DATASET`` names a dataset built this way to reuse (the build takes ~10 min).
 """
@@ -43,6 +52,7 @@ from bench.builder.schemata_stage import UNREACHED_SAMPLE
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, ProjectJudging, evaluate, ground_truth_files
+from bench.frameworks.cucumber_jvm.restored import criu_binary
 from bench.frameworks.cucumber_jvm.screen import screen
 from bench.model import Outcome, Prediction
 from tests.integration.recipes import recipe
@@ -107,6 +117,10 @@ def test_calibration_is_exact(jvm_dataset: Path, tmp_path: Path) -> None:
         assert row["coverage_jaccard"] == 1.0 and row["api_f1"] in (1.0, None), row
         confirmation = row["confirmation"]
         assert confirmation["sandbox"] == "bwrap-no-proc", confirmation
+        if criu_binary() is not None:  # every verdict run but the traced one restored (restored.py)
+            assert confirmation["restored_jvms"] == confirmation["jvms"] - 1, confirmation
+        else:
+            assert confirmation["restored_jvms"] == 0 and confirmation["zygote"], confirmation
         assert confirmation["null_variants"] >= 2 and confirmation["reproduced_kills"] >= 1, confirmation
         assert confirmation["decoys"] >= 1, confirmation
         stripped, nothing = rows["then-stripped"][instance_id], rows["empty"][instance_id]
@@ -199,6 +213,63 @@ CHANCE = """
     }
 """
 
+MEMORY = """
+    private static void detect() {
+        String mark = "seen-" + "before";
+        java.io.File near = new java.io.File(new java.io.File("").getAbsoluteFile().getParentFile(), mark);
+        java.io.File shared = new java.io.File("/t" + "mp", mark);
+        ThreadGroup root = Thread.currentThread().getThreadGroup();
+        while (root.getParent() != null) {
+            root = root.getParent();
+        }
+        Thread[] threads = new Thread[root.activeCount() + 16];
+        for (int i = 0, n = root.enumerate(threads, true); i < n; i++) {
+            if (threads[i].getName().equals(mark)) {
+                throw new AssertionError("an earlier run left a thread");
+            }
+        }
+        if (near.exists() || shared.exists()) {
+            throw new AssertionError("an earlier run left a file");
+        }
+        Thread keeper = new Thread(() -> {
+            try {
+                Thread.sleep(Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+                // the JVM ends
+            }
+        }, mark);
+        keeper.setDaemon(true);
+        keeper.start();
+        try {
+            near.createNewFile();
+            shared.createNewFile();
+        } catch (IOException e) {
+            // not writable there: the thread is the mark
+        }
+    }
+"""
+REACH = """
+    private static void detect() {
+        if (new java.io.File("/pr" + "oc/self").exists()) {
+            throw new AssertionError("/proc is visible");
+        }
+        if (new java.io.File("/run/out/com" + "mand").exists()) {
+            throw new AssertionError("the command file is still there");
+        }
+        java.io.File image = new java.io.File("/run/req" + "2test-zygote");
+        java.io.File[] pages = image.listFiles();
+        if (pages != null) {
+            for (java.io.File page : pages) {
+                try (java.io.FileOutputStream out = new java.io.FileOutputStream(page, true)) {
+                    throw new AssertionError("the zygote's image is writable: " + page);
+                } catch (IOException e) {
+                    // read-only, as it must be
+                }
+            }
+        }
+    }
+"""
+
 
 @pytest.fixture(scope="module")
 def attacked(jvm_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[ProjectJudging, str]:
@@ -226,7 +297,7 @@ def _judge(jvm_dataset: Path, attacked: tuple[ProjectJudging, str], detector: st
 def test_the_unscreened_attacks_pass_the_screen(jvm_dataset: Path, attacked: tuple[ProjectJudging, str]) -> None:
     """What stops (b), (c2) and (d) is the construction, not a pattern."""
     _, instance_id = attacked
-    for detector in (CLASS_BYTES, HALT, PROBE, CHANCE):
+    for detector in (CLASS_BYTES, HALT, PROBE, CHANCE, MEMORY, REACH):
         assert screen(_attack(jvm_dataset, instance_id, detector)) == [], detector
     for detector in (SWITCH_FIELD, EXIT):
         assert screen(_attack(jvm_dataset, instance_id, detector)), detector
@@ -268,3 +339,12 @@ def test_chance_is_never_kill_complete(jvm_dataset: Path, attacked: tuple[Projec
         # looks exactly like a test that reads the switch (chance: 1/2 · 1/4 of the time); every
         # judge calls that tampering, so either label is right here, and neither is a pass.
         assert judgement.outcome in (Outcome.unstable, Outcome.tampering), judgement
+
+
+@pytest.mark.parametrize("detector", [MEMORY, REACH], ids=["memory-across-runs", "what-a-restore-could-reach"])
+def test_a_restored_jvm_remembers_and_reaches_nothing(jvm_dataset: Path, attacked: tuple[ProjectJudging, str],
+                                                      detector: str) -> None:
+    judgement, kills = _judge(jvm_dataset, attacked, detector)
+    assert judgement.outcome is Outcome.passed and len(judgement.kills) == kills, judgement
+    if criu_binary() is not None:
+        assert judgement.confirmation["restored_jvms"] == judgement.confirmation["jvms"] - 1, judgement.confirmation

@@ -1,6 +1,8 @@
 """Judge a Cucumber-JVM prediction: the prediction's glue compiled once against the project, the
 production as mutant schemata compiled once per judge session, then every verdict run a fresh
-JVM in bubblewrap without ``/proc``.
+JVM in bubblewrap without ``/proc`` — started, or, where criu works, restored from a checkpoint
+made once per session before any class of the project existed in it (``restored``: the same
+trust, a process per run, about half the CPU; the traced run is always started).
 
 **Nothing that decides a verdict is in the test's reach** (issue 25's rule, by construction):
 
@@ -9,8 +11,9 @@ JVM in bubblewrap without ``/proc``.
   io.cucumber.core.cli.Main … --plugin json:/run/out/cucumber.json FEATURE:LINE``, the output
   directory bound at one path inside the sandbox, one environment); the variant is a number
   the launcher reads from fd 3 (an unlinked file) and closes before any class of the class
-  path loads (``schemata``). No argument, environment variable, system property or file
-  differs between a clean run and a mutant run;
+  path loads (``schemata``) — or, in a restored JVM, a command file the zygote reads and
+  deletes before the run's class loader exists. No argument, environment variable, system
+  property or file differs between a clean run and a mutant run;
 - the **clean run itself runs a null number** (one no site uses): a test that asks the switch
   "is some number active" by reflection gets the same answer in the clean run as under a
   mutant, and fails its own clean run;
@@ -77,6 +80,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.builder.schemata_stage import MIN_TIMEOUT, TIMEOUT_FACTOR, RowCoverage, kill_plan, rows_to_run
 from bench.frameworks.call_reader import HandlerSpan
+from bench.frameworks.cucumber_jvm import restored as restored_jvm
 from bench.frameworks.cucumber_jvm import runner
 from bench.frameworks.cucumber_jvm.cucumber_json import read_report
 from bench.frameworks.cucumber_jvm.declarations import CallReader, JavaProductionDeclarations
@@ -87,9 +91,17 @@ from bench.frameworks.cucumber_jvm.jacoco import CoverageBaseline
 from bench.frameworks.cucumber_jvm.jacoco import report as jacoco_report
 from bench.frameworks.cucumber_jvm.javac_server import JavacPool
 from bench.frameworks.cucumber_jvm.pickles import COMPANIONS_ONLY
+from bench.frameworks.cucumber_jvm.restored import Zygote
 from bench.frameworks.cucumber_jvm.runner import CucumberJvmRun, Jacoco, Suite
-from bench.frameworks.cucumber_jvm.sandbox import OUT, Wrap, java_binary, java_env, sandboxed
-from bench.frameworks.cucumber_jvm.schemata import SchemataError, compile_schemata, launch, selection, through_main
+from bench.frameworks.cucumber_jvm.sandbox import OUT, Wrap, java_binary, java_env, layout, sandboxed
+from bench.frameworks.cucumber_jvm.schemata import (
+    PACKAGE,
+    SchemataError,
+    compile_schemata,
+    launch,
+    selection,
+    through_main,
+)
 from bench.frameworks.cucumber_jvm.screen import screen
 from bench.frameworks.cucumber_jvm.settings import CucumberJvmSettingsError, read_settings
 from bench.frameworks.cucumber_jvm.testside import TestSideJava
@@ -123,6 +135,7 @@ MEMORY_LIMIT = 1 << 30  # -Xmx of every verdict run (a mutant that allocates wit
 # the same for every run; semantics-preserving (C1 only, one GC thread): short runs cost less CPU
 JVM_FLAGS = (*runner.JVM_FLAGS, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 NO_SCENARIO_TAG = "@req2test-selects-no-scenario"  # the builder's: loading the suite, no scenario
+SWITCH_FIELD = f"{PACKAGE}.Main selected"  # where a restored zygote writes the number (restored.py)
 NULL, DECOY = "null", "decoy"  # plan items: a number no site uses / a mutant the prediction never reaches
 ROLES = ("given", "when", "then")
 _ASSERTIONS = ("AssertionError", "AssertionFailedError", "ComparisonFailure", "MultipleFailuresError")
@@ -190,6 +203,9 @@ class _Session:
     baseline: CoverageBaseline  # what loading the suite and each feature's companions cover
     java: str  # the JDK's own launcher, resolved
     seconds: float
+    zygote: Zygote | None = None  # verdict runs restore it (``restored``); None: fresh JVMs
+    zygote_jars: tuple[str, ...] = ()  # its class path: the run's loader holds the rest
+    zygote_problem: str = ""  # why there is none (criu missing, the dump failed, turned off)
 
 
 class CucumberJvmJudge(Judge):
@@ -326,11 +342,44 @@ class CucumberJvmJudge(Judge):
             if archived.archive is not None:
                 readonly.append(archived.archive)
             self.wrap = sandboxed(data, readonly, java)
+        zygote, zygote_jars, zygote_problem = self._zygote(project, data, readonly if use_bwrap else None, java)
         return _Session(project=project, data=data, schemata_classes=self.tmp / "schemata-classes",
                         main_resources=main_resources, numbers=schemata.numbers, null_numbers=null_numbers,
                         missing=sorted(set(self.mutants) - set(schemata.numbers)), archive=archived.archive,
                         jacoco=jacoco, cli=cli, baseline=CoverageBaseline(load_lines, companion_cover), java=java,
-                        seconds=time.monotonic() - started)
+                        seconds=time.monotonic() - started, zygote=zygote, zygote_jars=zygote_jars,
+                        zygote_problem=zygote_problem)
+
+    def _zygote(self, project: JavaProject, data: Path, readonly: list[Path] | None,
+                java: str) -> tuple[Zygote | None, tuple[str, ...], str]:
+        """The checkpointed JVM the verdict runs restore (``restored``), with its class path, or
+        why there is none (then every verdict run is a fresh JVM)."""
+        if readonly is None:
+            return None, (), "the judge runs without bubblewrap"
+        if not restored_jvm.enabled():
+            return None, (), f"{restored_jvm.ENABLE_ENV}=0"
+        if restored_jvm.criu_binary() is None:
+            return None, (), "no working criu 4.x (scripts/install-criu.sh)"
+        settings = project.settings
+        # the project's own jars (settings.reload_groups) load per run, as in the builder's warm runner
+        jars = tuple(jar for jar in project.dependencies if not settings.reloaded_jar(jar))
+        out = self.tmp / "zygote-out"
+        flags = [*JVM_FLAGS, *settings.jvm_args, f"-Djava.io.tmpdir={OUT / runner.TMP_NAME}",
+                 f"-Xmx{MEMORY_LIMIT >> 20}m"]
+        try:
+            zygote = restored_jvm.make_zygote(java, flags, list(jars), data, layout(data, readonly, java),
+                                              self._jvm_env(java), out, self.tmp / "zygote",
+                                              timeout=max(300.0, self.options.timeout))
+        except restored_jvm.ZygoteError as exc:
+            return None, (), str(exc)[:500]
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        return zygote, jars, ""
+
+    @staticmethod
+    def _jvm_env(java: str) -> dict[str, str]:
+        """Every verdict JVM's environment (a restored one keeps the zygote's)."""
+        return {"PATH": "/usr/bin:/bin", "HOME": str(OUT), "TMPDIR": "/tmp", "LANG": "C.UTF-8", **java_env(java)}
 
     # ------------------------------------------------------------------ submission check
     def rejections(self, files: dict[str, str]) -> list[str]:
@@ -391,6 +440,9 @@ class _Verdict:
         self.gold = gold
         self.tmp = tmp
         self.jvms = 0
+        self.restores = 0  # verdict runs made by a restored zygote
+        self.restore_failures = 0  # restores the zygote never took: made by fresh JVMs instead
+        self.binds: list[str] = []  # what a restore sandbox binds beyond the session's layout
         self.wrap: Wrap | None = None
         self.options = judge.options
         self.row_timeout = min(self.options.timeout, max(MIN_ROW_TIMEOUT, MIN_TIMEOUT,
@@ -406,6 +458,13 @@ class _Verdict:
         feature = self.inst.requirement.feature_file
         out = self.tmp / "out" / secrets.token_hex(8)  # a name of its own: nothing in it counts the runs
         (out / runner.TMP_NAME).mkdir(parents=True)  # the JVM's java.io.tmpdir (runner.command)
+        if number is not None and jacoco is None and session.zygote is not None and self.wrap is not None:
+            run = self.restored(suite, line, number, timeout, out)
+            if run is not None:
+                return run
+            self.restore_failures += 1  # made again below, by a fresh JVM
+            shutil.rmtree(out, ignore_errors=True)
+            (out / runner.TMP_NAME).mkdir(parents=True)
         wrap = self.wrap
         inside = OUT if wrap is not None else out
         argv = runner.command(suite, feature, line, inside, archive=session.archive, jacoco=jacoco)
@@ -421,8 +480,9 @@ class _Verdict:
             command, extra = launch(argv, fd, MEMORY_LIMIT)
             if wrap is not None:
                 command = wrap(command, suite.root, out)
-            env = {"PATH": "/usr/bin:/bin", "HOME": str(inside), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-                   **java_env(session.java)}
+            env = self.judge._jvm_env(session.java) if wrap is not None else \
+                {"PATH": "/usr/bin:/bin", "HOME": str(inside), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                 **java_env(session.java)}
             code, elapsed, cpu, timed_out, output = runner.run_jvm(command, suite.root, out, timeout, env,
                                                          tuple(extra.get("pass_fds", ())))  # type: ignore[arg-type]
         finally:
@@ -435,6 +495,29 @@ class _Verdict:
                               timed_out=timed_out, output=output, argv=tuple(argv),
                               exec_file=(out / runner.EXEC_NAME) if jacoco is not None else None,
                               companions=suite.selection(feature, line)[1])
+
+    def restored(self, suite: Suite, line: int, number: int, timeout: float, out: Path) -> CucumberJvmRun | None:
+        """The run of ``jvm`` by a restored zygote (``restored``), or None when the restore failed
+        (the zygote never took its command): the caller then runs a fresh JVM."""
+        session = self.session
+        assert session.zygote is not None
+        feature = self.inst.requirement.feature_file
+        zygote_jars = set(session.zygote_jars)
+        argv = runner.command(suite, feature, line, OUT)
+        arguments = argv[argv.index(runner.MAIN) + 1:]
+        directories = [entry for entry in suite.classpath if entry not in zygote_jars]
+        restored_jvm.command_file(out, number, SWITCH_FIELD, directories, str(OUT / runner.OUTPUT_NAME), arguments)
+        command = restored_jvm.restore_command(session.zygote, self.binds, suite.root, out)
+        code, elapsed, cpu, timed_out, output = runner.run_jvm(command, suite.root, out, timeout,
+                                                               {"PATH": "/usr/bin:/bin"})
+        if not restored_jvm.restored(out):
+            return None
+        self.restores += 1
+        report = read_report(out / runner.REPORT_NAME)
+        report = replace(report, scenarios=tuple(replace(s, uri=runner._relative(s.uri, suite.root))
+                                                 for s in report.scenarios))
+        return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,
+                              timed_out=timed_out, output=output, argv=tuple(argv), companions=suite.selection(feature, line)[1])
 
     def rows(self, suite: Suite, number: int, budget: float = 1.0, rows: list[int] | None = None,
              timeout: float | None = None) -> tuple[RunVerdict, list[CucumberJvmRun]]:
@@ -475,6 +558,8 @@ class _Verdict:
         self.wrap = None
         if judge.wrap is not None:  # the prediction's classes join what the sandbox shows, read-only
             self.wrap = _binding(judge.wrap, variant.classes)
+            classes = str(variant.classes.resolve())
+            self.binds = ["--ro-bind", classes, classes]
         _, clean_rows = self.rows(verdict_suite, self.null(), timeout=self.options.timeout)
         outcome, detail = classify(clean_rows, len(req.run_lines))
         if outcome is not Outcome.passed:  # the clean run's own failure (a null number: no mutant)
@@ -495,7 +580,7 @@ class _Verdict:
                                         "sandbox": "bwrap-no-proc" if judge.wrap is not None else "none",
                                         "schemata": len(session.numbers), "clean_number": "null"}
         if not self.options.mutants or not gold.kills:
-            confirmation["jvms"] = self.jvms
+            confirmation.update(self.processes())
             return Judgement(Outcome.passed, fresh_runs=self.jvms, trace=trace, confirmation=confirmation)
         mutants = judge.mutants
 
@@ -567,9 +652,19 @@ class _Verdict:
         confirmation["reproduced_kills"] = len(order)
         if session.missing:
             confirmation["mutants_not_compiled"] = len(session.missing)
-        confirmation["jvms"] = self.jvms
+        confirmation.update(self.processes())
         return Judgement(Outcome.passed, kills=claimed, timeouts=timeouts, fresh_runs=self.jvms, trace=trace,
                          confirmation=confirmation, verdicts=verdicts)
+
+    def processes(self) -> dict[str, Any]:
+        """What the confirmation says of the verdict JVMs: how many, and how many were restored
+        from the session's zygote rather than started (``restored``)."""
+        found: dict[str, Any] = {"jvms": self.jvms, "restored_jvms": self.restores}
+        if self.restore_failures:
+            found["restore_failures"] = self.restore_failures
+        if self.session.zygote is None:
+            found["zygote"] = self.session.zygote_problem
+        return found
 
     def number_of(self, item: str) -> int:
         kind, _, what = item.partition(":")

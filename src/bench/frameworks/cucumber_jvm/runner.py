@@ -177,7 +177,7 @@ def run_jvm(argv: list[str], cwd: Path, out_dir: Path, timeout: float, env: dict
     exactly ``env`` and ``pass_fds`` (the judge's selection file) open across exec."""
     output_path = out_dir / OUTPUT_NAME
     start = time.perf_counter()
-    with output_path.open("wb") as sink:
+    with output_path.open("ab") as sink:  # appended: a restored JVM opens the file by its path too
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
                                 stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     killed = threading.Event()

@@ -75,13 +75,10 @@ def jdk_etc_dirs(home: Path) -> list[str]:
     return sorted(found)
 
 
-def sandboxed(tree: Path, readonly: Iterable[Path], java: str) -> Wrap:
-    """A wrapper that runs a command in ``tree`` (the run tree, read-only) inside bubblewrap,
-    with ``readonly`` (class path entries, an AppCDS archive) bound read-only at their own paths
-    and the host output directory bound writable at ``OUT``."""
-    bwrap = bwrap_path()
-    if bwrap is None:
-        raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+def layout(tree: Path, readonly: Iterable[Path], java: str) -> list[str]:
+    """What every Cucumber-JVM sandbox shows (the fresh JVM's and the restored one's,
+    ``restored``): the system directories, the minimal ``/etc`` and the JDK's, a device
+    directory, fresh ``/tmp`` and ``/run``, the run tree and ``readonly`` at their own paths."""
     etc = bwrap_etc_args()
     if etc[-2:] != ["--remount-ro", "/etc"]:  # pragma: no cover - minimal_etc's contract
         raise IsolationError("unexpected /etc arguments from minimal_etc")
@@ -95,21 +92,29 @@ def sandboxed(tree: Path, readonly: Iterable[Path], java: str) -> Wrap:
         if path == tree.resolve():
             continue
         binds += ["--ro-bind", str(path), str(path)]
+    args: list[str] = []
+    for directory in SYSTEM_DIRS:
+        args += ["--ro-bind-try", directory, directory]
+    return [*args, *etc, "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
+            "--ro-bind", str(tree.resolve()), str(tree.resolve()), *binds]
+
+
+def sandboxed(tree: Path, readonly: Iterable[Path], java: str) -> Wrap:
+    """A wrapper that runs a command in ``tree`` (the run tree, read-only) inside bubblewrap,
+    with ``readonly`` (class path entries, an AppCDS archive) bound read-only at their own paths
+    and the host output directory bound writable at ``OUT``."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise IsolationError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    shown = layout(tree, readonly, java)
 
     def wrap(argv: list[str], cwd: Path, out_dir: Path) -> list[str]:
-        args = [bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--uid", str(NOBODY),
-                "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session"]
-        for directory in SYSTEM_DIRS:
-            args += ["--ro-bind-try", directory, directory]
-        args += etc
         # no --proc: nothing of the process's memory, descriptors or command line is reachable by path
-        args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run",
-                 "--ro-bind", str(tree.resolve()), str(tree.resolve()), *binds,
-                 "--bind", str(out_dir.resolve()), str(OUT),
-                 "--chdir", str(cwd.resolve()), "--"]
-        return args + argv
+        return [bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--uid", str(NOBODY),
+                "--gid", str(NOBODY), "--cap-drop", "ALL", "--new-session", *shown,
+                "--bind", str(out_dir.resolve()), str(OUT), "--chdir", str(cwd.resolve()), "--", *argv]
 
     return wrap
 
 
-__all__ = ["OUT", "Wrap", "java_binary", "java_env", "java_home", "jdk_etc_dirs", "sandboxed"]
+__all__ = ["OUT", "Wrap", "java_binary", "java_env", "java_home", "jdk_etc_dirs", "layout", "sandboxed"]
