@@ -204,7 +204,7 @@ class _Session:
     java: str  # the JDK's own launcher, resolved
     seconds: float
     zygote: Zygote | None = None  # verdict runs restore it (``restored``); None: fresh JVMs
-    zygote_jars: tuple[str, ...] = ()  # its class path: the run's loader holds the rest
+    zygote_path: tuple[str, ...] = ()  # its class path (jars, resources): the run's loader holds the rest
     zygote_problem: str = ""  # why there is none (criu missing, the dump failed, turned off)
 
 
@@ -342,18 +342,20 @@ class CucumberJvmJudge(Judge):
             if archived.archive is not None:
                 readonly.append(archived.archive)
             self.wrap = sandboxed(data, readonly, java)
-        zygote, zygote_jars, zygote_problem = self._zygote(project, data, readonly if use_bwrap else None, java)
+        zygote, zygote_path, zygote_problem = self._zygote(project, data, readonly if use_bwrap else None, java,
+                                                           [project.resources, main_resources])
         return _Session(project=project, data=data, schemata_classes=self.tmp / "schemata-classes",
                         main_resources=main_resources, numbers=schemata.numbers, null_numbers=null_numbers,
                         missing=sorted(set(self.mutants) - set(schemata.numbers)), archive=archived.archive,
                         jacoco=jacoco, cli=cli, baseline=CoverageBaseline(load_lines, companion_cover), java=java,
-                        seconds=time.monotonic() - started, zygote=zygote, zygote_jars=zygote_jars,
+                        seconds=time.monotonic() - started, zygote=zygote, zygote_path=zygote_path,
                         zygote_problem=zygote_problem)
 
-    def _zygote(self, project: JavaProject, data: Path, readonly: list[Path] | None,
-                java: str) -> tuple[Zygote | None, tuple[str, ...], str]:
-        """The checkpointed JVM the verdict runs restore (``restored``), with its class path, or
-        why there is none (then every verdict run is a fresh JVM)."""
+    def _zygote(self, project: JavaProject, data: Path, readonly: list[Path] | None, java: str,
+                resources: list[Path]) -> tuple[Zygote | None, tuple[str, ...], str]:
+        """The checkpointed JVM the verdict runs restore (``restored``), with its class path (the
+        jars, then ``resources``: the verdict class path's order, its class directories left
+        out), or why there is none (then every verdict run is a fresh JVM)."""
         if readonly is None:
             return None, (), "the judge runs without bubblewrap"
         if not restored_jvm.enabled():
@@ -362,19 +364,23 @@ class CucumberJvmJudge(Judge):
             return None, (), "no working criu 4.x (scripts/install-criu.sh)"
         settings = project.settings
         # the project's own jars (settings.reload_groups) load per run, as in the builder's warm runner
-        jars = tuple(jar for jar in project.dependencies if not settings.reloaded_jar(jar))
+        jars = [jar for jar in project.dependencies if not settings.reloaded_jar(jar)]
+        # the resources after the jars, as on the verdict class path; unless some jars load per run:
+        # they come before the resources there, so the resources load per run too, after them
+        reloaded = len(jars) < len(project.dependencies)
+        path = (*jars, *([] if reloaded else [str(r.resolve()) for r in resources]))
         out = self.tmp / "zygote-out"
         flags = [*JVM_FLAGS, *settings.jvm_args, f"-Djava.io.tmpdir={OUT / runner.TMP_NAME}",
                  f"-Xmx{MEMORY_LIMIT >> 20}m"]
         try:
-            zygote = restored_jvm.make_zygote(java, flags, list(jars), data, layout(data, readonly, java),
+            zygote = restored_jvm.make_zygote(java, flags, list(path), data, layout(data, readonly, java),
                                               self._jvm_env(java), out, self.tmp / "zygote",
                                               timeout=max(300.0, self.options.timeout))
         except restored_jvm.ZygoteError as exc:
             return None, (), str(exc)[:500]
         finally:
             shutil.rmtree(out, ignore_errors=True)
-        return zygote, jars, ""
+        return zygote, path, ""
 
     @staticmethod
     def _jvm_env(java: str) -> dict[str, str]:
@@ -502,10 +508,10 @@ class _Verdict:
         session = self.session
         assert session.zygote is not None
         feature = self.inst.requirement.feature_file
-        zygote_jars = set(session.zygote_jars)
+        on_zygote = set(session.zygote_path)
         argv = runner.command(suite, feature, line, OUT)
         arguments = argv[argv.index(runner.MAIN) + 1:]
-        directories = [entry for entry in suite.classpath if entry not in zygote_jars]
+        directories = [entry for entry in suite.classpath if entry not in on_zygote]
         restored_jvm.command_file(out, number, SWITCH_FIELD, directories, str(OUT / runner.OUTPUT_NAME), arguments)
         command = restored_jvm.restore_command(session.zygote, self.binds, suite.root, out)
         code, elapsed, cpu, timed_out, output = runner.run_jvm(command, suite.root, out, timeout,

@@ -5,9 +5,11 @@ A Cucumber-JVM verdict run is a fresh JVM in bubblewrap (the trust rule: nothing
 reach another), and on java-algorand-sdk that JVM costs ~1.1–1.8 s of CPU, most of it before the
 scenario's first step: the JDK, cucumber and ~20,000 classes of the dependency jars loading, and
 cucumber's code still interpreted. So once per judge session (``make_zygote``) a JVM — the
-*zygote*, ``java/Zygote.java`` — is started in the verdict sandbox's layout with only the
-dependency jars on its class path, loads and initialises their classes, runs cucumber three times
-on a feature of its own with no glue, and waits for a command file; criu dumps it there. Every
+*zygote*, ``java/Zygote.java`` — is started in the verdict sandbox's layout with the dependency
+jars and the session's resource directories on its class path (the started JVM's order), loads
+the jars' classes without initialising them (a static initialiser runs during a run, reading the
+system properties and files the run set up, as in a started JVM), runs cucumber three times on a
+feature of its own with no glue, and waits for a command file; criu dumps it there. Every
 verdict run then restores that image in a fresh sandbox (``restore_command``): a new process tree
 in new namespaces, its memory the image's, handed one command (the schemata number, the run's
 class directories, cucumber's arguments), which it deletes before its run's class loader exists.
@@ -34,9 +36,11 @@ What makes it as trustworthy as a fresh JVM:
   it cannot trace it (criu holds capabilities it lacks);
 - **no network**: a network namespace of its own, as the fresh sandbox.
 
-What differs from a fresh JVM, and why it cannot help a test: the dependency jars' classes are
-initialised before the run rather than on first use (the same for every variant); ``user.name``
-is ``root``; the traced run (JaCoCo's agent must be there from the JVM's start) is still a
+What differs from a fresh JVM, and why it cannot help a test: the run's classes (the prediction's
+glue, the schemata production) are in a class loader of their own under the application class
+loader (as in the builder's warm runner, whose verdicts the builder's fresh-process check
+compares with started JVMs); the dependency jars' classes are loaded (not initialised) before the
+run; ``user.name`` is ``root``; all of it the same for every variant; the traced run (JaCoCo's agent must be there from the JVM's start) is still a
 fresh JVM, which only a test that loses kills by it can tell apart (``kill_plan``).
 
 When criu is missing (it needs 4.x on recent kernels: Debian 12's 3.17 fails on the vDSO of
@@ -139,20 +143,22 @@ def _works(criu: str) -> bool:
     return check.returncode == 0 and "Looks good" in check.stdout + check.stderr
 
 
-def make_zygote(java: str, jvm_flags: list[str], dependencies: list[str], root: Path, layout: list[str],
+def make_zygote(java: str, jvm_flags: list[str], class_path: list[str], root: Path, layout: list[str],
                 env: dict[str, str], out: Path, work: Path, timeout: float = 300.0) -> Zygote:
     """Start the zygote in the sandbox's ``layout`` (with ``/proc``, which criu needs), wait for it,
-    dump it into ``work``. ``out`` is bound at ``sandbox.OUT`` as every verdict run's output
-    directory is (``jvm_flags`` name ``OUT``'s ``tmp`` as ``java.io.tmpdir``)."""
+    dump it into ``work``. ``class_path``: the dependency jars and the resource directories, in the
+    started JVM's order (no class of the project may be on it). ``out`` is bound at
+    ``sandbox.OUT`` as every verdict run's output directory is (``jvm_flags`` name ``OUT``'s
+    ``tmp`` as ``java.io.tmpdir``)."""
     from bench.frameworks.cucumber_jvm.sandbox import OUT
 
     criu, bwrap = criu_binary(), bwrap_path()
     if criu is None or bwrap is None:
         raise ZygoteError("criu 4.x (scripts/install-criu.sh) or bubblewrap is missing")
     started = time.monotonic()
-    jars = [d for d in dependencies if d.endswith(".jar")]
-    if len(jars) != len(dependencies):
-        raise ZygoteError("a dependency of the class path is not a jar")
+    for entry in class_path:
+        if not entry.endswith(".jar") and any(Path(entry).rglob("*.class")):
+            raise ZygoteError(f"a directory of classes on the zygote's class path: {entry}")
     classes = helper_classes(ZYGOTE_CLASS)
     tools, image = work / "tools", work / "image"
     shutil.rmtree(work, ignore_errors=True)
@@ -165,7 +171,7 @@ def make_zygote(java: str, jvm_flags: list[str], dependencies: list[str], root: 
     (out / "tmp").mkdir(parents=True, exist_ok=True)
     command = OUT / COMMAND_NAME
     jvm = [java, *jvm_flags, "-Xshare:off", "-XX:-UsePerfData", "-XX:+DisableAttachMechanism",
-           "-cp", os.pathsep.join([*jars, str(classes)]), ZYGOTE_CLASS, str(command),
+           "-cp", os.pathsep.join([*class_path, str(classes)]), ZYGOTE_CLASS, str(command),
            str(TOOLS / "warm.feature"), "/tmp/req2test-zygote-warm.json", str(WARM_RUNS)]
     quoted = " ".join(_quote(a) for a in jvm)
     script = (f"echo {FIRST_PID - 1} > /proc/sys/kernel/ns_last_pid || exit 90\n"

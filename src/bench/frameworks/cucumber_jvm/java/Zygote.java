@@ -1,7 +1,10 @@
 // A judge's verdict JVM, restored from a checkpoint (restored.py). Started once per judge
-// session, before any class of the project exists in it: it loads and initialises every class
-// of its class path's jars (the dependencies: cucumber, the libraries), warms cucumber on a
-// feature of its own with no glue, and then waits for a command file. criu dumps it there.
+// session, before any class of the project exists in it: it loads (without initialising: a
+// static initialiser runs during a run, as in a started JVM) every class of its class path's
+// jars (the dependencies: cucumber, the libraries), warms cucumber on a feature of its own with
+// no glue, and then waits for a command file. criu dumps it there. Its class path is the jars
+// and the session's resource directories, in the started JVM's order, so a library finds its
+// configuration (logback-test.xml...) as it would there.
 // Every verdict run restores that image in a fresh sandbox and hands it one command:
 //
 //   NUMBER <n>                 the schemata's selected number (written into SWITCH's field)
@@ -97,7 +100,8 @@ public final class Zygote {
         System.exit(status & 0xff);
     }
 
-    // every class of the class path's jars, loaded and initialised (what fails to, is left)
+    // every class of the class path's jars, loaded and linked but not initialised (what fails to
+    // load is left: an optional dependency absent)
     private static void preload(ClassLoader jars) {
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
             if (!entry.endsWith(".jar")) {
@@ -110,9 +114,9 @@ public final class Zygote {
                         continue;
                     }
                     try {
-                        Class.forName(name.substring(0, name.length() - 6).replace('/', '.'), true, jars);
+                        Class.forName(name.substring(0, name.length() - 6).replace('/', '.'), false, jars);
                     } catch (Throwable t) {
-                        // optional dependencies absent, a class that refuses to initialise here
+                        // an optional dependency absent
                     }
                 }
             } catch (Exception e) {
