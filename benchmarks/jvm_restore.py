@@ -55,6 +55,13 @@ class CpuMeter:
                 self.group = None
         self.kind = "cpuacct cgroup" if self.group else "reaped children only (undercounts)"
 
+    def close(self) -> None:
+        """Leave the cgroup (back to the root one) and remove it."""
+        if self.group is not None:
+            (CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
+            self.group.rmdir()
+            self.group = None
+
     def seconds(self) -> float:
         if self.group is not None:
             return int((self.group / "cpuacct.usage").read_text()) / 1e9
@@ -128,6 +135,7 @@ def main() -> None:
           f"CPU {totals['fresh'][1] / totals['restored'][1]:.2f}x, per prediction "
           f"{statistics.median(seconds['fresh']) / statistics.median(seconds['restored']):.2f}x")
     print(f"  verdicts (outcome, kills, kill-complete) equal on every instance: {same}")
+    meter.close()
 
 
 if __name__ == "__main__":
