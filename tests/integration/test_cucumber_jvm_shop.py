@@ -22,6 +22,7 @@ from bench.builder.pipeline import BuildOptions, build_dataset
 from bench.calibrate import calibration_predictions
 from bench.dataset import load_dataset
 from bench.evaluate import EvaluateOptions, evaluate
+from bench.frameworks.cucumber_jvm import restored
 from bench.mutation.executor import load_manifest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -83,6 +84,26 @@ def test_calibration_is_exact_and_the_empty_test_covers_nothing(shop_dataset: Pa
     for row in rows["empty"]:
         assert row["outcome"] == "pass" and row["generated_kills"] == 0, row
         assert row["coverage_jaccard"] == 0.0, row  # was the companions' share before they were left out
+
+
+def test_a_restore_that_leaves_proc_mounted_is_never_a_verdict(shop_dataset: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail-closed: if criu's action script did not take ``/proc`` away, the restored zygote
+    refuses its command (no ``RESTORED`` marker) and every verdict run is made by a started JVM,
+    with the same verdict (``restored.py``)."""
+    if restored.criu_binary() is None:
+        pytest.skip("needs criu 4.x (scripts/install-criu.sh)")
+    monkeypatch.setattr(restored, "HIDE_PROC", "#!/bin/sh\nexit 0\n")  # /proc stays mounted
+    oracle = calibration_predictions(shop_dataset, ("oracle",))["oracle"][0]
+    path = tmp_path / "oracle.jsonl"
+    path.write_text(oracle.model_dump_json() + "\n")
+    evaluate(shop_dataset, path, tmp_path / "out", EvaluateOptions(instances=[oracle.instance_id], resamples=10,
+                                                                   workers=1, isolation="bwrap"))
+    row = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    assert row["outcome"] == "pass" and row["kill_complete"], row
+    confirmation = row["confirmation"]
+    assert confirmation["restored_jvms"] == 0, confirmation
+    assert confirmation["restore_failures"] == confirmation["jvms"] - 1, confirmation  # all but the traced run
 
 
 class _StopInMutantRuns:

@@ -17,7 +17,8 @@
 // no class of the prediction, the project or the production loads before the number is out of
 // every file. The run is cucumber's own Main.run; the JVM then exits with its status, as
 // cucumber's Main.main would. "READY" (beside the command file) tells the dumper it is waiting;
-// "RESTORED" (in the run's output directory) tells the judge a command was taken.
+// "RESTORED" (in the run's output directory) tells the judge a command was taken — never when
+// /proc is still there (the judge then runs a started JVM instead).
 import java.io.File;
 import java.io.FileOutputStream;
 import java.io.OutputStream;
@@ -81,6 +82,10 @@ public final class Zygote {
             }
         }
         lines = null;
+        if (Files.exists(Paths.get("/proc/self"))) {
+            // criu's action script did not take /proc away: no run here (the judge runs a started JVM)
+            Runtime.getRuntime().halt(97);
+        }
         if (output != null) {
             PrintStream out = new PrintStream(new FileOutputStream(output, true), true, "UTF-8");
             System.setOut(out);
