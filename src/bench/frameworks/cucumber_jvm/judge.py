@@ -383,9 +383,10 @@ class CucumberJvmJudge(Judge):
         return zygote, path, ""
 
     @staticmethod
-    def _jvm_env(java: str) -> dict[str, str]:
-        """Every verdict JVM's environment (a restored one keeps the zygote's)."""
-        return {"PATH": "/usr/bin:/bin", "HOME": str(OUT), "TMPDIR": "/tmp", "LANG": "C.UTF-8", **java_env(java)}
+    def _jvm_env(java: str, home: Path = OUT) -> dict[str, str]:
+        """Every verdict JVM's environment (a restored one keeps the zygote's); ``home``: the run's
+        output directory as the JVM sees it."""
+        return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": "/tmp", "LANG": "C.UTF-8", **java_env(java)}
 
     # ------------------------------------------------------------------ submission check
     def rejections(self, files: dict[str, str]) -> list[str]:
@@ -486,20 +487,24 @@ class _Verdict:
             command, extra = launch(argv, fd, MEMORY_LIMIT)
             if wrap is not None:
                 command = wrap(command, suite.root, out)
-            env = self.judge._jvm_env(session.java) if wrap is not None else \
-                {"PATH": "/usr/bin:/bin", "HOME": str(inside), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-                 **java_env(session.java)}
+            env = self.judge._jvm_env(session.java, inside)
             code, elapsed, cpu, timed_out, output = runner.run_jvm(command, suite.root, out, timeout, env,
                                                          tuple(extra.get("pass_fds", ())))  # type: ignore[arg-type]
         finally:
             if fd is not None:
                 os.close(fd)
+        return self.result(suite, line, out, code, elapsed, cpu, timed_out, output, argv,
+                           (out / runner.EXEC_NAME) if jacoco is not None else None)
+
+    def result(self, suite: Suite, line: int, out: Path, code: int | None, elapsed: float, cpu: float,
+               timed_out: bool, output: str, argv: list[str], exec_file: Path | None = None) -> CucumberJvmRun:
+        """A finished run (started or restored) with the report it wrote into ``out``."""
+        feature = self.inst.requirement.feature_file
         report = read_report(out / runner.REPORT_NAME)
         report = replace(report, scenarios=tuple(replace(s, uri=runner._relative(s.uri, suite.root))
                                                  for s in report.scenarios))
         return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,
-                              timed_out=timed_out, output=output, argv=tuple(argv),
-                              exec_file=(out / runner.EXEC_NAME) if jacoco is not None else None,
+                              timed_out=timed_out, output=output, argv=tuple(argv), exec_file=exec_file,
                               companions=suite.selection(feature, line)[1])
 
     def restored(self, suite: Suite, line: int, number: int, timeout: float, out: Path) -> CucumberJvmRun | None:
@@ -519,11 +524,7 @@ class _Verdict:
         if not restored_jvm.restored(out):
             return None
         self.restores += 1
-        report = read_report(out / runner.REPORT_NAME)
-        report = replace(report, scenarios=tuple(replace(s, uri=runner._relative(s.uri, suite.root))
-                                                 for s in report.scenarios))
-        return CucumberJvmRun(feature=feature, line=line, report=report, exit_code=code, elapsed=elapsed, cpu=cpu,
-                              timed_out=timed_out, output=output, argv=tuple(argv), companions=suite.selection(feature, line)[1])
+        return self.result(suite, line, out, code, elapsed, cpu, timed_out, output, argv)
 
     def rows(self, suite: Suite, number: int, budget: float = 1.0, rows: list[int] | None = None,
              timeout: float | None = None) -> tuple[RunVerdict, list[CucumberJvmRun]]:
