@@ -85,7 +85,7 @@ def abandon(pool: ThreadPoolExecutor, futures: Iterable[Future[object]]) -> None
     pending = {f for f in futures if not f.done()}  # a cancelled future never counts as done for wait()
     while pending:
         wait(pending, timeout=0.25)
-        kill_descendants()
+        kill_descendants(since=_run_started)  # as stop(): what this process had before the run is spared
         pending = {f for f in pending if not f.done()}
 
 
