@@ -131,6 +131,8 @@ def build_project(framework: GodogFramework, source: ProjectSource, out_dir: Pat
                 warnings.append(f"{req.feature_file}:{req.scenario_line} is also run by {', '.join(others)}: "
                                 f"its instance is {suite.key}'s")
         candidates = sampled(kept, exclusions, options)
+        # a suite none of whose scenarios was sampled is neither compiled nor loaded
+        suite_of = {c.instance_id: suite_of[c.instance_id] for c in candidates}
         for suite, why in layout.skipped:
             warnings.append(f"godog suite {suite.key} not built: {why}")
     if not candidates:
