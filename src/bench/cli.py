@@ -80,7 +80,7 @@ def build(
 
       req2test build ../java-algorand-sdk -o datasets/java-algo --workers 2 --runs 1
 
-      req2test build ../kapua-tag -o datasets/kapua-13 --sample 13 --runs 1
+      req2test build ../kapua-tag -o datasets/kapua-8 --sample 8 --runs 1
     """
     options = BuildOptions(runs=runs, timeout=timeout, shared_threshold=shared_threshold, name=name,
                            install_deps=install_deps, force=force, mutants=mutants, isolation=isolation,
